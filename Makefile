@@ -1,0 +1,71 @@
+# gpufleet.sglang: one entry point for setup, tests, the lab and the demo. `make help` lists the targets.
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+ROOT := $(CURDIR)
+VENV ?= $(ROOT)/.venv
+export PATH := $(VENV)/bin:$(PATH)
+export ANSIBLE_CONFIG := $(ROOT)/ansible.cfg
+export ANSIBLE_COLLECTIONS_PATH := $(ROOT)/build/collections
+export XDG_CACHE_HOME := $(ROOT)/build/cache
+export MOLECULE_GLOB := molecule/*/molecule.yml
+LAB := $(ROOT)/tools/lab/lab
+COLLECTION_LINK := build/collections/ansible_collections/gpufleet/sglang
+SCENARIOS ?= $(sort $(notdir $(patsubst %/molecule.yml,%,$(wildcard molecule/*/molecule.yml))))
+
+.PHONY: help
+help: ## list the targets
+	@grep -hE '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+.PHONY: venv
+venv: ## make .venv with the pinned toolchain and make gpufleet.sglang resolvable from this checkout
+	@tools/bootstrap
+	@mkdir -p $(dir $(COLLECTION_LINK)) && ln -sfn ../../../.. $(COLLECTION_LINK)
+
+.PHONY: test
+test: venv lint sanity units molecule ## THE test command: lint, sanity, units, then every Molecule scenario
+	@echo "make test: all steps passed"
+
+.PHONY: lint
+lint: venv ## yamllint and ansible-lint (production profile, offline)
+	yamllint --strict .
+	ansible-lint --offline --profile production
+
+.PHONY: sanity
+sanity: venv ## ansible-test sanity from a generated ansible_collections tree
+	tools/sanity
+
+.PHONY: units
+units: venv ## pytest: plugins, stand-ins, lab tool
+	python -m pytest
+
+.PHONY: molecule
+molecule: venv lab-rootfs wheelhouse ## every Molecule scenario on lab hosts (SCENARIOS="a b" to pick)
+	tools/molecule-run $(SCENARIOS)
+
+.PHONY: lab-rootfs
+lab-rootfs: ## build the cached lab root filesystem (once; again when its recipe changes)
+	$(LAB) rootfs
+
+.PHONY: wheelhouse
+wheelhouse: venv ## wheels that pip inside lab hosts installs from, offline
+	tools/wheelhouse
+
+.PHONY: demo
+demo: venv lab-rootfs wheelhouse ## the main job: bring up a lab host and converge it
+	$(LAB) up --wheelhouse build/wheelhouse demo1
+	$(LAB) inventory demo1 > build/demo-inventory.json
+	ansible-playbook -i build/demo-inventory.json playbooks/lab_demo.yml
+
+.PHONY: lab-down
+lab-down: ## halt and remove every lab host
+	$(LAB) down
+
+.PHONY: build
+build: venv ## build the collection tarball into build/
+	ansible-galaxy collection build --force --output-path build .
+
+.PHONY: clean
+clean: lab-down ## remove build outputs (keeps the cached lab root filesystem)
+	find build -mindepth 1 -maxdepth 1 ! -name lab -exec rm -rf {} +
