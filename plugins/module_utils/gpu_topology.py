@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufleet.sglang contributors
-# Apache License 2.0 (see galaxy.yml)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Pure parsers for what a GPU host says about itself: nvidia-smi text, NVML codes, lspci, /proc.
 
 Why pure functions over text: the same facts come from NVML on GPU hosts and from ``nvidia-smi`` text

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufleet.sglang contributors
-# Apache License 2.0 (see galaxy.yml)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """NCCL / SGLang all-reduce policy: GPU facts in, environment and flag adjustments out.
 
 One pure function, ``decide_nccl_policy``, encodes rules R1-R8 of ``reference/nccl-pcie.md`` so the

@@ -1,7 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
-# Copyright: gpufleet maintainers
-# SPDX-License-Identifier: Apache-2.0
+# Copyright: gpufleet.sglang contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """gpu_facts: what the NVIDIA GPUs of a host are and how they are wired, for the NCCL policy."""
 
 from __future__ import annotations
