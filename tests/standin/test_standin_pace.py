@@ -1,0 +1,145 @@
+"""Pacing: the profile model (pure) and the pace a running server keeps (measured)."""
+# pylint: disable=missing-function-docstring,redefined-outer-name  # pytest idioms: named tests, fixtures as arguments
+
+import json
+import time
+import urllib.request
+
+import pytest
+
+from standin_helpers import http
+from sglang._standin import tokens
+from sglang._standin.profile import expected_accept_length, load_profile, memory_plan, pace_for, startup_seconds
+
+STORY = load_profile("a6000x2-27b-nextn")
+NEXTN3 = {"speculative_algorithm": "EAGLE", "speculative_num_steps": 3, "speculative_eagle_topk": 1,
+          "speculative_num_draft_tokens": 4, "tp_size": 2}
+
+
+def test_story_box_without_speculation_decodes_28_tok_s():
+    assert pace_for(STORY, {"tp_size": 2}).stream_tok_s(1) == pytest.approx(28.0)
+
+
+def test_story_box_with_nextn_3_steps():
+    pace = pace_for(STORY, NEXTN3)
+    assert pace.accept_length == pytest.approx(expected_accept_length(0.58, 3))
+    assert 1.9 < pace.accept_length < 2.3
+    assert 50.0 < pace.stream_tok_s(1) < 57.0
+
+
+def test_num_steps_changes_accept_length_and_pace():
+    by_steps = {s: pace_for(STORY, {**NEXTN3, "speculative_num_steps": s, "speculative_num_draft_tokens": s + 1})
+                for s in (1, 2, 3, 5)}
+    accepts = [by_steps[s].accept_length for s in (1, 2, 3, 5)]
+    assert accepts == sorted(accepts) and accepts[0] < accepts[-1]
+    assert by_steps[1].stream_tok_s() < by_steps[3].stream_tok_s()
+
+
+def test_flag_effects():
+    base = pace_for(STORY, NEXTN3).stream_tok_s()
+    assert pace_for(STORY, {**NEXTN3, "enable_torch_compile": True}).stream_tok_s() == pytest.approx(base * 1.08)
+    assert pace_for(STORY, {**NEXTN3, "enable_single_batch_overlap": True}).stream_tok_s() == pytest.approx(base)
+    assert pace_for(STORY, {**NEXTN3, "disable_cuda_graph": True}).stream_tok_s() < base * 0.7
+    slow = startup_seconds(STORY, {"enable_torch_compile": True})["graph_decode"]
+    assert slow > startup_seconds(STORY, {})["graph_decode"]
+
+
+def test_batch_makes_each_stream_slower_but_the_batch_faster():
+    pace = pace_for(STORY, {"tp_size": 2})
+    assert pace.stream_tok_s(16) < pace.stream_tok_s(1)
+    assert 16 * pace.stream_tok_s(16) > 8 * pace.stream_tok_s(1)
+
+
+def test_ttft_from_prefill_rate():
+    pace = pace_for(STORY, {"tp_size": 2})
+    assert pace.ttft(3500) == pytest.approx(0.045 + 1.0)
+
+
+def test_memory_plan_decides_kv_failures():
+    assert memory_plan(STORY, {"tp_size": 2})["tokens"] > 100_000
+    assert memory_plan(STORY, {"tp_size": 2, "mem_fraction_static": 0.5})["tokens"] == 0
+    assert memory_plan(STORY, {"tp_size": 1})["tokens"] == 0  # 50 GiB of weights on one 48 GB card
+
+
+def test_tokenizer_rule():
+    assert tokens.count_text("Hello, world! It's 2 o'clock.") == 12  # Hello , world ! It ' s 2 o ' clock .
+    assert tokens.count_chat([{"role": "user", "content": "Hi there"}]) == 2 + tokens.PER_MESSAGE + tokens.ASSISTANT_HEADER
+    text = tokens.words(1234, 0, 50)
+    assert tokens.count_text(text) == 50
+
+
+# --- measured on a running server -----------------------------------------------------------------------
+
+
+def stream_times(url, body):
+    """Arrival times of chunks carrying text, plus the reported usage."""
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"content-type": "application/json"})
+    start, times, usage = time.perf_counter(), [], None
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        for raw in resp:
+            line = raw.decode().strip()
+            if not line.startswith("data: {"):
+                continue
+            event = json.loads(line[6:])
+            if event.get("usage"):
+                usage = event["usage"]
+            choices = event.get("choices") or []
+            if choices and (choices[0].get("text") or (choices[0].get("delta") or {}).get("content")):
+                times.append(time.perf_counter())
+    return start, times, usage
+
+
+def test_server_keeps_the_profile_pace(launch):
+    server = launch(settings={"pace_scale": "1"}).wait_ready()
+    start, times, usage = stream_times(server.url("/v1/completions"), {
+        "prompt": "pace me", "max_tokens": 160, "ignore_eos": True, "stream": True,
+        "stream_options": {"include_usage": True}})
+    assert usage["completion_tokens"] == 160 and len(times) == 160
+    rate = (len(times) - 1) / (times[-1] - times[0])
+    assert rate == pytest.approx(400.0, rel=0.1)
+    assert times[0] - start < 0.2
+
+
+def test_jitter_keeps_the_mean(launch):
+    server = launch(settings={"pace_scale": "1", "jitter": "0.5", "seed": "7"}).wait_ready()
+    _start, times, _usage = stream_times(server.url("/v1/completions"), {
+        "prompt": "jitter", "max_tokens": 200, "ignore_eos": True, "stream": True})
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    assert (len(times) - 1) / (times[-1] - times[0]) == pytest.approx(400.0, rel=0.1)
+    assert max(gaps) > 1.2 * min(gaps)
+
+
+def test_pace_scale_is_the_time_scale_by_default(launch):
+    server = launch(settings={"time_scale": "0.1"}).wait_ready()   # 400 tok/s / 0.1 = 4000 tok/s
+    _start, times, _usage = stream_times(server.url("/v1/completions"), {
+        "prompt": "fast", "max_tokens": 400, "ignore_eos": True, "stream": True})
+    assert (len(times) - 1) / (times[-1] - times[0]) == pytest.approx(4000.0, rel=0.25)
+
+
+def test_speculative_accept_length_is_reported(launch):
+    server = launch("--speculative-algorithm", "NEXTN", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+                    "--speculative-num-draft-tokens", "4", settings={"seed": "3"}).wait_ready()
+    status, raw, _ = http("POST", server.url("/generate"), {"text": "speculate", "sampling_params": {
+        "max_new_tokens": 3000, "ignore_eos": True}})
+    assert status == 200
+    meta = json.loads(raw)["meta_info"]
+    assert meta["completion_tokens"] == 3000
+    expected = expected_accept_length(0.7, 3)
+    assert meta["spec_accept_length"] == pytest.approx(expected, rel=0.1)
+    assert meta["spec_verify_ct"] < 3000 / 1.8
+    info = json.loads(http("GET", server.url("/server_info"))[1])
+    assert info["internal_states"][0]["avg_spec_accept_length"] == pytest.approx(expected, rel=0.1)
+    assert info["standin"]["expected_accept_length"] == pytest.approx(expected, rel=0.01)
+
+
+def test_flag_effect_visible_to_a_tuner(launch):
+    """The profile's one real gain shows in measured decode speed; a no-op flag does not."""
+    rates = {}
+    for name, flags in (("base", []), ("compile", ["--enable-torch-compile"]), ("sbo", ["--enable-single-batch-overlap"])):
+        server = launch(*flags, settings={"pace_scale": "1"}).wait_ready()
+        _s, times, _u = stream_times(server.url("/v1/completions"), {
+            "prompt": name, "max_tokens": 120, "ignore_eos": True, "stream": True})
+        rates[name] = (len(times) - 1) / (times[-1] - times[0])
+        server.stop()
+    assert rates["compile"] == pytest.approx(1.5 * rates["base"], rel=0.1)
+    assert rates["sbo"] == pytest.approx(rates["base"], rel=0.1)

@@ -1,0 +1,1 @@
+"""``sglang`` console script of the stand-in."""

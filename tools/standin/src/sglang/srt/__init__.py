@@ -1,0 +1,1 @@
+"""``sglang.srt`` of the stand-in: only the modules the collection imports."""
