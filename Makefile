@@ -9,6 +9,7 @@ export PATH := $(VENV)/bin:$(PATH)
 export ANSIBLE_CONFIG := $(ROOT)/ansible.cfg
 export ANSIBLE_COLLECTIONS_PATH := $(ROOT)/build/collections
 export XDG_CACHE_HOME := $(ROOT)/build/cache
+export ANSIBLE_HOME := $(ROOT)/build/ansible
 export MOLECULE_GLOB := molecule/*/molecule.yml
 LAB := $(ROOT)/tools/lab/lab
 COLLECTION_LINK := build/collections/ansible_collections/gpufleet/sglang
