@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufleet.sglang contributors
-# Apache License 2.0 (see galaxy.yml)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Mask secrets in text before a module returns it.
 
 Why this exists: SGLang prints its whole ``ServerArgs`` at startup, ``api_key`` and ``admin_api_key``

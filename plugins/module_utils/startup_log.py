@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufleet.sglang contributors
-# Apache License 2.0 (see galaxy.yml)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Startup-log scanner for SGLang: follow the phases of a start and decide ready / failed / starting.
 
 Why a pure scanner over text: the launch module follows the unit's journal and must give a verdict within
@@ -578,6 +578,16 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
         self._closed = True
 
     # ----------------------------------------------------------------------------------------------- verdict
+    def result_outcome(self) -> str:
+        """The outcome alone ("ready", "failed" or "starting"), cheap enough to ask after every line."""
+        if self._ready:
+            return "ready"
+        return "failed" if self._failed else "starting"
+
+    def current_phase(self) -> Optional[str]:
+        """The latest phase reached, without building the whole report."""
+        return self._phase
+
     @property
     def is_final(self) -> bool:
         """Whether the verdict can no longer change."""
