@@ -1,0 +1,109 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.sglang contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What a server runs with, and the last set of files that reached ready.
+
+A launch is decided by the files that define it (the ``--config`` YAML, the environment files, the unit),
+whoever wrote them: the server role, gpu_tuning or an operator. Their hashes are compared with the set that
+last reached ready, so a second run restarts nothing, and any change (from any role) restarts exactly once.
+The same set is kept as a snapshot, byte for byte with owner and mode, so a failed launch can put it back.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from typing import Any, Dict, List, Optional
+
+MANIFEST = "manifest.json"
+
+
+def file_digest(path: str) -> Optional[str]:
+    """sha256 of a file's bytes, or None when it does not exist (absence is part of the state too)."""
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()
+    except FileNotFoundError:
+        return None
+
+
+def current_state(paths: List[str]) -> Dict[str, Optional[str]]:
+    """Digest of every file that defines the launch."""
+    return {path: file_digest(path) for path in paths}
+
+
+def load_manifest(snapshot_dir: str) -> Optional[Dict[str, Any]]:
+    """The last-good manifest, or None when no launch has reached ready yet (or the folder is unreadable)."""
+    try:
+        with open(os.path.join(snapshot_dir, MANIFEST), encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("files"), dict) else None
+
+
+def changed_files(state: Dict[str, Optional[str]], manifest: Optional[Dict[str, Any]]) -> List[str]:
+    """Files whose content differs from the last good launch (all of them when there is none)."""
+    if manifest is None:
+        return sorted(state)
+    recorded = {path: (entry or {}).get("sha256") for path, entry in manifest["files"].items()}
+    return sorted(path for path in set(state) | set(recorded) if state.get(path) != recorded.get(path))
+
+
+def save_snapshot(snapshot_dir: str, paths: List[str], extra: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """Copy the files that just reached ready into the snapshot folder (mode 0700: configs carry secrets).
+
+    Written into a fresh folder and swapped in by rename, so a crash mid-copy never leaves half a snapshot.
+    """
+    parent = os.path.dirname(os.path.abspath(snapshot_dir))
+    os.makedirs(parent, mode=0o700, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".snapshot-", dir=parent)
+    files: Dict[str, Any] = {}
+    for index, path in enumerate(paths):
+        if not os.path.exists(path):
+            files[path] = None
+            continue
+        stored = "%02d-%s" % (index, os.path.basename(path))
+        shutil.copy2(path, os.path.join(staging, stored))
+        info = os.stat(path)
+        files[path] = {"stored": stored, "sha256": file_digest(path), "mode": info.st_mode & 0o7777, "uid": info.st_uid, "gid": info.st_gid}
+    manifest = {"files": files}
+    manifest.update(extra or {})
+    with open(os.path.join(staging, MANIFEST), "w", encoding="utf-8") as handle:
+        json.dump(manifest, handle, indent=2, sort_keys=True)
+    os.chmod(staging, 0o700)
+    old = snapshot_dir + ".old"
+    if os.path.exists(snapshot_dir):
+        shutil.rmtree(old, ignore_errors=True)
+        os.rename(snapshot_dir, old)
+    os.rename(staging, snapshot_dir)
+    shutil.rmtree(old, ignore_errors=True)
+    return manifest
+
+
+def restore_snapshot(snapshot_dir: str, manifest: Dict[str, Any]) -> List[str]:
+    """Put the last-good files back (atomic replace per file, owner and mode kept); returns what changed.
+
+    A file that did not exist at the last good launch is removed again.
+    """
+    restored = []
+    for path, entry in sorted(manifest["files"].items()):
+        if entry is None:
+            if os.path.exists(path):
+                os.unlink(path)
+                restored.append(path)
+            continue
+        if file_digest(path) == entry.get("sha256"):
+            continue
+        directory = os.path.dirname(path) or "."
+        fd, tmp = tempfile.mkstemp(prefix=".rollback-", dir=directory)
+        os.close(fd)
+        shutil.copyfile(os.path.join(snapshot_dir, entry["stored"]), tmp)
+        os.chmod(tmp, entry.get("mode", 0o644))
+        if hasattr(os, "chown"):
+            os.chown(tmp, entry.get("uid", 0), entry.get("gid", 0))
+        os.replace(tmp, path)
+        restored.append(path)
+    return restored

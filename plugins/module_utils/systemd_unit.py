@@ -1,0 +1,196 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.sglang contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Following a systemd unit while it starts: its journal as a stream, its state, its HTTP readiness.
+
+The launch module needs to see a crash within about a second and readiness within half a second, so nothing
+here sleeps on a fixed schedule: the journal is one long-lived ``journalctl --follow`` pipe read with
+``select``, and the unit's state is one cheap ``systemctl show`` per tick. The parsing is pure and tested
+on its own; the process handling is kept small.
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import select
+import socket
+import subprocess
+from typing import Callable, Dict, List, Mapping, NamedTuple, Optional, Tuple
+
+UNIT_PROPERTIES = ("ActiveState", "SubState", "MainPID", "NRestarts", "Result", "ExecMainCode", "ExecMainStatus", "InvocationID")
+
+
+class JournalLine(NamedTuple):
+    """One journal entry: when (seconds since the epoch), who, and the message text."""
+
+    timestamp: float
+    pid: Optional[int]
+    identifier: str
+    message: str
+
+
+def parse_unit_show(text: str) -> Dict[str, str]:
+    """``systemctl show -p A,B unit`` output (KEY=VALUE lines) as a dict."""
+    props: Dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            props[key.strip()] = value.strip()
+    return props
+
+
+def parse_journal_json_line(raw: bytes) -> Optional[JournalLine]:
+    """One line of ``journalctl -o json``; None for blank or broken lines (never raises).
+
+    journald stores a MESSAGE that is not valid UTF-8 as a list of byte values; that is decoded leniently
+    so a binary log line cannot break the follower.
+    """
+    raw = raw.strip()
+    if not raw:
+        return None
+    try:
+        entry = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(entry, dict):
+        return None
+    message = entry.get("MESSAGE", "")
+    if isinstance(message, list):
+        message = bytes(b & 0xFF for b in message if isinstance(b, int)).decode("utf-8", "replace")
+    elif not isinstance(message, str):
+        message = "" if message is None else str(message)
+    try:
+        timestamp = int(entry.get("__REALTIME_TIMESTAMP", "0")) / 1e6
+    except (TypeError, ValueError):
+        timestamp = 0.0
+    pid_text = entry.get("_PID")
+    pid = int(pid_text) if isinstance(pid_text, str) and pid_text.isdigit() else None
+    identifier = str(entry.get("SYSLOG_IDENTIFIER") or entry.get("_COMM") or "")
+    return JournalLine(timestamp, pid, identifier, message)
+
+
+def parse_cursor(text: str) -> Optional[str]:
+    """The cursor from ``journalctl --show-cursor`` output (``-- cursor: s=...``), if any."""
+    for line in reversed(text.splitlines()):
+        if line.startswith("-- cursor: "):
+            return line[len("-- cursor: "):].strip()
+    return None
+
+
+class JournalFollower:
+    """A unit's journal from a cursor on, streamed through one ``journalctl --follow -o json`` process."""
+
+    def __init__(self, unit: str, cursor: Optional[str], since_epoch: float, journalctl: str = "journalctl") -> None:
+        cmd = [journalctl, "--follow", "--no-pager", "--quiet", "-o", "json", "-u", unit]
+        # The cursor is exact; without one (an empty journal) the restart's wall-clock time bounds it.
+        cmd += ["--after-cursor", cursor] if cursor else ["--since", "@%.6f" % since_epoch]
+        # A stream, not a one-shot command: run_command cannot hand out a pipe that stays open while we read it.
+        self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)  # pylint: disable=consider-using-with,ansible-bad-function
+        self._buffer = b""
+
+    def read(self, timeout: float) -> List[JournalLine]:
+        """Every complete entry available within ``timeout`` seconds (possibly none)."""
+        stdout = self._proc.stdout
+        if stdout is None:
+            return []
+        lines: List[JournalLine] = []
+        readable = select.select([stdout], [], [], timeout)[0]
+        while readable:
+            chunk = os.read(stdout.fileno(), 65536)
+            if not chunk:
+                break
+            self._buffer += chunk
+            readable = select.select([stdout], [], [], 0)[0]
+        parts = self._buffer.split(b"\n")
+        self._buffer = parts.pop()
+        for raw in parts:
+            entry = parse_journal_json_line(raw)
+            if entry is not None:
+                lines.append(entry)
+        return lines
+
+    def close(self) -> None:
+        """Stop journalctl; bounded, never raises."""
+        if self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait(timeout=2)
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
+
+
+def http_status(host: str, port: int, path: str, timeout: float = 0.5, headers: Optional[Mapping[str, str]] = None) -> Optional[int]:
+    """The HTTP status of a GET, or None when nothing answers (connection refused while the model loads)."""
+    conn = http.client.HTTPConnection(host, port, timeout=timeout)
+    try:
+        conn.request("GET", path, headers=dict(headers or {}))
+        response = conn.getresponse()
+        response.read()
+        return response.status
+    except (OSError, http.client.HTTPException, socket.timeout):
+        return None
+    finally:
+        conn.close()
+
+
+def readiness_path(sglang_version: str) -> str:
+    """``/ready`` from SGLang 0.5.20 on (cheap, no generation), ``/health`` before (503 while starting)."""
+    try:
+        parts = tuple(int(p) for p in sglang_version.split(".")[:3])
+    except ValueError:
+        return "/health"
+    return "/ready" if parts >= (0, 5, 20) else "/health"
+
+
+def unit_exited(props: Mapping[str, str], baseline: Mapping[str, str]) -> Optional[str]:
+    """Why the unit's start is over, judged from its state alone; None while it may still come up.
+
+    ``baseline`` is the state read right after the start was requested: a move of the restart counter or
+    a new main PID means the process we follow is gone, even if systemd already started another one.
+    """
+    active, sub = props.get("ActiveState", ""), props.get("SubState", "")
+    if active == "failed":
+        return "the unit failed (Result=%s, %s)" % (props.get("Result", "?"), exit_description(props))
+    if active == "inactive" and props.get("InvocationID") == baseline.get("InvocationID"):
+        return "the unit stopped (Result=%s, %s)" % (props.get("Result", "?"), exit_description(props))
+    if sub == "auto-restart":
+        return "the main process exited and systemd is restarting it (%s)" % exit_description(props)
+    try:
+        if int(props.get("NRestarts", "0")) > int(baseline.get("NRestarts", "0")):
+            return "systemd restarted the unit (NRestarts %s -> %s)" % (baseline.get("NRestarts"), props.get("NRestarts"))
+    except ValueError:
+        pass
+    main_pid, base_pid = props.get("MainPID", "0"), baseline.get("MainPID", "0")
+    if base_pid not in ("", "0") and main_pid != base_pid:
+        return "the main process %s exited (%s)" % (base_pid, exit_description(props))
+    return None
+
+
+def exit_description(props: Mapping[str, str]) -> str:
+    """``status=9/KILL``-style text from ExecMainCode/ExecMainStatus, as systemctl status words it."""
+    code, status = props.get("ExecMainCode", ""), props.get("ExecMainStatus", "")
+    # ExecMainCode: 1 exited, 2 killed, 3 dumped (CLD_* values)
+    if code == "1":
+        return "exit status %s" % status
+    if code in ("2", "3"):
+        names = {"1": "HUP", "2": "INT", "3": "QUIT", "6": "ABRT", "9": "KILL", "11": "SEGV", "15": "TERM"}
+        return "killed by signal %s/%s" % (status, names.get(status, "?"))
+    return "no exit status yet"
+
+
+Runner = Callable[[List[str]], Tuple[int, str, str]]
+"""Runs a command and returns (rc, stdout, stderr): the module passes ``module.run_command``."""
+
+
+def show_unit(run: Runner, unit: str) -> Dict[str, str]:
+    """The few unit properties the launch follows."""
+    return parse_unit_show(run(["systemctl", "show", "-p", ",".join(UNIT_PROPERTIES), unit])[1])
+
+
+def journal_cursor(run: Runner) -> Optional[str]:
+    """The journal's current end, so following starts exactly after it (None on an empty journal)."""
+    return parse_cursor(run(["journalctl", "--no-pager", "-q", "-n", "0", "--show-cursor"])[1])

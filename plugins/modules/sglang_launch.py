@@ -1,0 +1,374 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.sglang contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Start or restart an SGLang unit, follow it to ready or to a diagnosed failure, and roll back."""
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: sglang_launch
+short_description: Launch an SGLang systemd unit, follow it to ready, diagnose a failure and roll back
+version_added: "0.1.0"
+description:
+  - Restarts the unit only when one of the O(files) that define the launch differs from the set that last reached
+    ready (or O(state=restarted)), so a second run restarts nothing.
+  - Follows the start as it happens, not by sleeping and re-reading a log - the unit's journal from the restart's
+    cursor as one stream, the unit's state, main PID and restart counter, and the readiness endpoint
+    (C(/ready) from SGLang 0.5.20, else C(/health); connection refused while the model loads is normal).
+  - Ends the wait at once when the unit leaves C(active), the main PID exits, systemd restarts it, or SGLang logs
+    a fatal line, and reports a cause label, a hint, the phase reached, the whole traceback and the last log lines.
+    A phase without a new log line for its stall timeout fails as C(stalled).
+  - On failure the last set of files that reached ready is put back, the unit restarted and followed; the task
+    still fails and reports both the failure and the rollback. Secrets are redacted from everything returned.
+author:
+  - gpufleet.sglang contributors
+options:
+  unit:
+    description: The systemd unit, for example C(sglang-main.service).
+    type: str
+    required: true
+  files:
+    description:
+      - The files that define the launch - the C(--config) YAML, the environment files, the unit file.
+      - Their content decides whether a restart is needed; the same set is snapshotted when ready and restored on rollback.
+    type: list
+    elements: path
+    required: true
+  files_changed:
+    description:
+      - Set it from the tasks that wrote O(files) in this run. In check mode nothing was written, so this is how
+        the module can tell that a restart would follow.
+    type: bool
+    default: false
+  state_dir:
+    description: Folder for the last-good snapshot (created with mode 0700, it holds the config with its secrets).
+    type: path
+    required: true
+  state:
+    description: C(started) restarts only when needed; C(restarted) always restarts (a rolling restart).
+    type: str
+    choices: [started, restarted]
+    default: started
+  host:
+    description: Address the server listens on, as seen from the target (C(0.0.0.0) is probed on C(127.0.0.1)).
+    type: str
+    default: 127.0.0.1
+  port:
+    description: The server's HTTP port.
+    type: int
+    default: 30000
+  sglang_version:
+    description: The installed SGLang release; chooses the readiness endpoint.
+    type: str
+    required: true
+  readiness_path:
+    description: Override the readiness endpoint.
+    type: str
+  timeout:
+    description: Seconds from the restart to ready before the start fails as C(timeout).
+    type: float
+    default: 1800
+  stall_timeout:
+    description: Seconds without a new log line or phase change before the start fails as C(stalled).
+    type: float
+    default: 600
+  stall_timeouts:
+    description: Per-phase stall timeouts, for example C({weights_loading: 1800, cuda_graph_capture: 300}).
+    type: dict
+    default: {}
+  rollback:
+    description: Put the last files that reached ready back after a failed start, and restart with them.
+    type: bool
+    default: true
+  secrets:
+    description: Values to mask in everything returned (API keys, tokens), besides what looks like a secret.
+    type: list
+    elements: str
+    default: []
+    no_log: true
+attributes:
+  check_mode:
+    support: full
+    details: Reports whether a restart would happen and which files changed; touches nothing.
+  diff_mode:
+    support: none
+    details: The config's diff comes from the task that writes it (M(gpufleet.sglang.sglang_preflight) with O(dest)).
+  platform:
+    platforms: posix
+notes:
+  - The cause labels and what to do about each are listed in the collection's C(docs/startup-failure-causes.md).
+"""
+
+EXAMPLES = r"""
+- name: Launch the server, restart only when its files changed, roll back on failure
+  gpufleet.sglang.sglang_launch:
+    unit: sglang-main.service
+    files:
+      - /etc/sglang/main.yaml
+      - /etc/sglang/main.env
+      - /etc/sglang/gpu-tuning.env
+      - /etc/systemd/system/sglang-main.service
+    state_dir: /var/lib/sglang/main/launch
+    port: 30000
+    sglang_version: "0.5.23"
+    secrets: ["{{ sglang_server_api_key }}"]
+  register: launch
+
+- name: A rolling restart without a config change
+  gpufleet.sglang.sglang_launch:
+    unit: sglang-main.service
+    files: [/etc/sglang/main.yaml]
+    state_dir: /var/lib/sglang/main/launch
+    sglang_version: "0.5.23"
+    state: restarted
+"""
+
+RETURN = r"""
+restarted:
+  description: Whether the unit was (or in check mode would be) restarted.
+  type: bool
+  returned: always
+changed_files:
+  description: Files whose content differs from the last launch that reached ready.
+  type: list
+  elements: str
+  returned: always
+ready:
+  description: Whether the server is ready at the end (after a rollback, whether the rolled-back server is).
+  type: bool
+  returned: always
+time_to_ready_s:
+  description: Seconds from the restart to the readiness endpoint's first 200.
+  type: float
+  returned: when the launch reached ready
+phases:
+  description: Seconds from the restart to the first line of each startup phase.
+  type: list
+  elements: dict
+  returned: when a launch was followed
+failure:
+  description: >-
+    The diagnosis of a failed launch - outcome, reason, cause (a label from docs/startup-failure-causes.md, or
+    stalled, timeout, unknown), hint, phase, phases, traceback (whole), error_message, fatal_line, last_lines,
+    unit state. Secrets are masked.
+  type: dict
+  returned: when the launch failed
+rolled_back:
+  description: Whether the last good files were restored and the unit restarted with them.
+  type: bool
+  returned: always
+rollback_ready:
+  description: Whether the rolled-back server reached ready.
+  type: bool
+  returned: when rolled_back
+rollback:
+  description: How the rollback's own start went (same fields as a launch).
+  type: dict
+  returned: when rolled_back
+readiness_url:
+  description: The endpoint that decided readiness.
+  type: str
+  returned: always
+"""
+
+import os
+import platform
+import threading
+import time
+from typing import Any, Dict, List, Optional
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpufleet.sglang.plugins.module_utils.launch_state import (
+    changed_files, current_state, load_manifest, restore_snapshot, save_snapshot)
+from ansible_collections.gpufleet.sglang.plugins.module_utils.launch_watch import StartWatch
+from ansible_collections.gpufleet.sglang.plugins.module_utils.redact import redact
+from ansible_collections.gpufleet.sglang.plugins.module_utils.systemd_unit import (
+    JournalFollower, http_status, journal_cursor, readiness_path, show_unit)
+
+TICK_S = 0.1
+PROBE_INTERVAL_S = 0.15
+
+
+class ReadinessProber:
+    """Polls the readiness endpoint in a thread so a slow answer (``/health`` runs a generation) never blocks
+    following the journal and the unit."""
+
+    def __init__(self, host: str, port: int, path: str) -> None:
+        self.host, self.port, self.path = host, port, path
+        self.timeout = 0.5 if path == "/ready" else 25.0
+        self.status: Optional[int] = None
+        self.checked_at: float = 0.0
+        self.enabled = threading.Event()
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while not self.stopped.is_set():
+            if self.enabled.wait(timeout=0.05):
+                status = http_status(self.host, self.port, self.path, timeout=self.timeout)
+                self.status, self.checked_at = status, time.time()
+                if status == 200:
+                    return
+                self.stopped.wait(PROBE_INTERVAL_S)
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.enabled.set()
+        self.thread.join(timeout=30)
+
+
+class Launcher:
+    """The module's side effects around the pure watch logic; one instance per task."""
+
+    def __init__(self, module: AnsibleModule) -> None:
+        self.module = module
+        params = module.params
+        self.unit: str = params["unit"]
+        self.files: List[str] = params["files"]
+        self.snapshot_dir = os.path.join(params["state_dir"], "last-good")
+        self.host = "127.0.0.1" if params["host"] in ("0.0.0.0", "", "::") else params["host"]
+        self.port: int = params["port"]
+        self.path: str = params["readiness_path"] or readiness_path(params["sglang_version"])
+        self.secrets = [s for s in params["secrets"] if s]
+        self.hostname = platform.node() or "localhost"
+
+    def run_command(self, args: List[str]) -> Any:
+        return self.module.run_command(args)
+
+    def systemctl(self, *args: str) -> None:
+        rc, _out, err = self.module.run_command(["systemctl", *args])
+        if rc != 0:
+            self.module.fail_json(msg="systemctl %s failed: %s" % (" ".join(args), redact(err.strip(), self.secrets)), rc=rc)
+
+    def is_ready_now(self) -> bool:
+        props = show_unit(self.run_command, self.unit)
+        if props.get("ActiveState") != "active":
+            return False
+        timeout = 0.5 if self.path == "/ready" else 25.0
+        return http_status(self.host, self.port, self.path, timeout=timeout) == 200
+
+    def launch_and_follow(self) -> Dict[str, Any]:
+        """Restart the unit and follow it to a verdict."""
+        params = self.module.params
+        before = show_unit(self.run_command, self.unit)
+        cursor = journal_cursor(self.run_command)
+        started_at = time.time()
+        follower = JournalFollower(self.unit, cursor, since_epoch=started_at - 1)
+        prober = ReadinessProber(self.host, self.port, self.path)
+        watch = StartWatch(started_at=started_at, timeout=params["timeout"], stall_timeout=params["stall_timeout"],
+                           stall_timeouts=params["stall_timeouts"], old_invocation=before.get("InvocationID", ""), secrets=self.secrets)
+        try:
+            self.systemctl("daemon-reload")
+            self.run_command(["systemctl", "reset-failed", self.unit])  # a finished crash loop's start limit would refuse the start
+            self.systemctl("restart", "--no-block", self.unit)
+            while True:
+                for entry in follower.read(TICK_S):
+                    stamp = entry.timestamp or time.time()
+                    when = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(stamp)) + (".%06d+00:00" % int((stamp % 1) * 1e6))
+                    pid = "[%d]" % entry.pid if entry.pid else ""
+                    watch.on_line("%s %s %s%s: %s" % (when, self.hostname, entry.identifier or "sglang", pid, entry.message), time.time(), stamp)
+                now = time.time()
+                watch.on_unit(show_unit(self.run_command, self.unit), now)
+                if watch.following_new_process:
+                    prober.enabled.set()
+                    if prober.status is not None:
+                        watch.on_http(prober.status, prober.checked_at)
+                verdict = watch.verdict(time.time())
+                if verdict is not None:
+                    return verdict
+        finally:
+            prober.stop()
+            follower.close()
+
+    def run(self) -> Dict[str, Any]:
+        params = self.module.params
+        manifest = load_manifest(self.snapshot_dir)
+        changed = changed_files(current_state(self.files), manifest)
+        result: Dict[str, Any] = {"changed": False, "restarted": False, "changed_files": changed, "ready": False, "rolled_back": False,
+                                  "readiness_url": "http://%s:%d%s" % (self.host, self.port, self.path), "unit": self.unit}
+        if self.module.check_mode and params["files_changed"] and not changed:
+            changed = ["(files that this run would write)"]
+            result["changed_files"] = changed
+        need_restart = params["state"] == "restarted" or bool(changed) or not self.is_ready_now()
+        if not need_restart:
+            result["ready"] = True
+            return result
+        result.update(changed=True, restarted=True)
+        if self.module.check_mode:
+            result["msg"] = "would restart %s (%s)" % (self.unit, ", ".join(changed) if changed else params["state"] == "restarted" and "restart requested"
+                                                       or "not active and ready")
+            return result
+
+        launch = self.launch_and_follow()
+        result["phases"] = launch.get("phases", [])
+        if launch["outcome"] == "ready":
+            save_snapshot(self.snapshot_dir, self.files, {"ready_at": time.time(), "unit": self.unit})
+            result.update(ready=True, time_to_ready_s=launch["elapsed_s"], ready_noticed_at=launch["ready_noticed_at"],
+                          main_pid=launch["main_pid"], restarts=launch["restarts"], ready_line=launch.get("ready_line"))
+            return result
+
+        result["failure"] = launch
+        if params["rollback"] and manifest is not None and changed:
+            restored = restore_snapshot(self.snapshot_dir, manifest)
+            rollback = self.launch_and_follow()
+            result.update(rolled_back=True, restored_files=restored, rollback=rollback, rollback_ready=rollback["outcome"] == "ready",
+                          ready=rollback["outcome"] == "ready")
+        elif manifest is None:
+            # Nothing good to go back to: stop, so a crash loop or a hung start does not hold the GPUs.
+            self.run_command(["systemctl", "stop", self.unit])
+            result["stopped"] = True
+        result["msg"] = failure_message(self.unit, launch, result)
+        return result
+
+
+def failure_message(unit: str, launch: Dict[str, Any], result: Dict[str, Any]) -> str:
+    """One paragraph an operator can act on: what failed, where, why, what to do, and the rollback."""
+    text = "SGLang (%s) failed to start: %s; cause %s in phase %s." % (unit, launch["reason"], launch["cause"], launch.get("phase") or "none")
+    if launch.get("error_message"):
+        text += " Error: %s." % launch["error_message"]
+    text += " Hint: %s." % launch["hint"]
+    if result.get("rolled_back"):
+        rollback = result["rollback"]
+        if rollback["outcome"] == "ready":
+            text += " Rolled back to the last good config: ready again in %.1f s." % rollback["elapsed_s"]
+        else:
+            text += " Rolled back to the last good config, but it did not reach ready either (%s)." % rollback["reason"]
+    elif result.get("stopped"):
+        text += " No earlier config ever reached ready on this host, so there is nothing to roll back to; the unit was stopped."
+    else:
+        text += " Nothing was rolled back (the files are those of the last good launch, or rollback is off)."
+    text += " The whole traceback and the last log lines are in the result (failure.traceback, failure.last_lines)."
+    return text
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={
+            "unit": {"type": "str", "required": True},
+            "files": {"type": "list", "elements": "path", "required": True},
+            "files_changed": {"type": "bool", "default": False},
+            "state_dir": {"type": "path", "required": True},
+            "state": {"type": "str", "choices": ["started", "restarted"], "default": "started"},
+            "host": {"type": "str", "default": "127.0.0.1"},
+            "port": {"type": "int", "default": 30000},
+            "sglang_version": {"type": "str", "required": True},
+            "readiness_path": {"type": "str"},
+            "timeout": {"type": "float", "default": 1800},
+            "stall_timeout": {"type": "float", "default": 600},
+            "stall_timeouts": {"type": "dict", "default": {}},
+            "rollback": {"type": "bool", "default": True},
+            "secrets": {"type": "list", "elements": "str", "default": [], "no_log": True},
+        },
+        supports_check_mode=True,
+    )
+    result = Launcher(module).run()
+    if result.get("failure"):
+        module.fail_json(**result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
