@@ -45,6 +45,8 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
         self.last_activity = started_at
         self.last_phase: Optional[str] = None
         self.http_ready_at: Optional[float] = None
+        self.readiness_lost_at: Optional[float] = None
+        self.readiness_lost_status: Optional[int] = None
         self.exit_reason: Optional[str] = None
         self.exit_seen_at: Optional[float] = None
         self.failure_seen_at: Optional[float] = None
@@ -81,6 +83,32 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
         """The readiness endpoint's answer (None: nothing listens yet, which is normal while loading)."""
         if status == 200 and self.baseline is not None and self.exit_reason is None and self.http_ready_at is None:
             self.http_ready_at = now
+        elif status != 200 and self.http_ready_at is not None and self.readiness_lost_at is None:
+            self.readiness_lost_at = now
+            self.readiness_lost_status = status
+
+    def settle_verdict(self, now: float) -> Optional[Dict[str, Any]]:
+        """After ready, during the settle time: a server that dies or stops answering ready has not launched.
+
+        Real servers do this (a crash on the first batch, a scheduler that hangs after warmup); a launch that
+        declared victory at the first 200 would leave the box down.
+        """
+        if self.exit_reason is not None:
+            exit_at = now if self.exit_seen_at is None else self.exit_seen_at
+            if now - exit_at < TRACEBACK_GRACE_S:
+                return None
+            ready_at = now if self.http_ready_at is None else self.http_ready_at
+            return self._failed(now, reason="%s %.1f s after it was ready" % (self.exit_reason, exit_at - ready_at),
+                                cause="crashed_after_ready", hint="it served, then died: read the traceback and the last log lines; "
+                                "a crash on the first real batch often means memory headroom (mem_fraction_static) or a kernel problem",
+                                prefer_own=True)
+        if self.readiness_lost_at is not None:
+            ready_at = now if self.http_ready_at is None else self.http_ready_at
+            return self._failed(now, reason="the readiness endpoint answered %s %.1f s after it was ready" % (self.readiness_lost_status or "nothing",
+                                                                                                          self.readiness_lost_at - ready_at),
+                                cause="unhealthy_after_ready", hint="the server stopped answering ready (a hung scheduler shows as 503 from "
+                                "/health after SGLANG_HEALTH_CHECK_TIMEOUT): read the last log lines", prefer_own=True)
+        return None
 
     @property
     def following_new_process(self) -> bool:
@@ -97,7 +125,9 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
         if self.http_ready_at is not None:
             return self._ready(now)
         if self.exit_reason is not None:
-            if now - (self.exit_seen_at or now) < TRACEBACK_GRACE_S and not self.scanner.is_final:
+            # The grace runs from the first sign of the end (a fatal line or the exit); seeing the exit never extends it.
+            since = min(t for t in (self.exit_seen_at, self.failure_seen_at, now) if t is not None)
+            if now - since < TRACEBACK_GRACE_S and not self.scanner.is_final:
                 return None
             self.scanner.close(exited=True)
             return self._failed(now, reason=self.exit_reason)
@@ -133,9 +163,9 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
             "restarts": int(self.last_props.get("NRestarts", "0") or 0),
         }
 
-    def _failed(self, now: float, reason: str, cause: Optional[str] = None, hint: Optional[str] = None) -> Dict[str, Any]:
+    def _failed(self, now: float, reason: str, cause: Optional[str] = None, hint: Optional[str] = None, prefer_own: bool = False) -> Dict[str, Any]:
         report = self.scanner.result()
-        scanner_failed = report.get("outcome") == "failed"
+        scanner_failed = report.get("outcome") == "failed" and not prefer_own
         return {
             "outcome": "failed",
             "reason": reason,

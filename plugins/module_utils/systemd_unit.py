@@ -16,6 +16,7 @@ import os
 import select
 import socket
 import subprocess
+import time
 from typing import Callable, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 UNIT_PROPERTIES = ("ActiveState", "SubState", "MainPID", "NRestarts", "Result", "ExecMainCode", "ExecMainStatus", "InvocationID")
@@ -88,17 +89,20 @@ class JournalFollower:
         # A stream, not a one-shot command: run_command cannot hand out a pipe that stays open while we read it.
         self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)  # pylint: disable=consider-using-with,ansible-bad-function
         self._buffer = b""
+        self._eof = False
 
     def read(self, timeout: float) -> List[JournalLine]:
         """Every complete entry available within ``timeout`` seconds (possibly none)."""
         stdout = self._proc.stdout
-        if stdout is None:
+        if stdout is None or self._eof:
+            time.sleep(timeout)  # journalctl is gone: keep the caller's pace rather than spin on an ended pipe
             return []
         lines: List[JournalLine] = []
         readable = select.select([stdout], [], [], timeout)[0]
         while readable:
             chunk = os.read(stdout.fileno(), 65536)
             if not chunk:
+                self._eof = True
                 break
             self._buffer += chunk
             readable = select.select([stdout], [], [], 0)[0]

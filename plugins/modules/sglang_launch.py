@@ -77,6 +77,12 @@ options:
     description: Per-phase stall timeouts, for example C({weights_loading: 1800, cuda_graph_capture: 300}).
     type: dict
     default: {}
+  settle_time:
+    description:
+      - Seconds to keep watching after the first ready answer. A server that exits or stops answering ready in that
+        time has not launched (causes C(crashed_after_ready), C(unhealthy_after_ready)) and is rolled back.
+    type: float
+    default: 5
   rollback:
     description: Put the last files that reached ready back after a failed start, and restart with them.
     type: bool
@@ -207,12 +213,15 @@ class ReadinessProber:
 
     def _loop(self) -> None:
         while not self.stopped.is_set():
-            if self.enabled.wait(timeout=0.05):
+            if self.enabled.wait(timeout=0.05) and not self.stopped.is_set():
                 status = http_status(self.host, self.port, self.path, timeout=self.timeout)
                 self.status, self.checked_at = status, time.time()
-                if status == 200:
-                    return
                 self.stopped.wait(PROBE_INTERVAL_S)
+
+    def switch(self, path: str, timeout: float) -> None:
+        """Probe another endpoint from now on (answers about the old one are dropped)."""
+        if path != self.path:
+            self.path, self.timeout, self.status = path, timeout, None
 
     def stop(self) -> None:
         self.stopped.set()
@@ -260,6 +269,8 @@ class Launcher:
         prober = ReadinessProber(self.host, self.port, self.path)
         watch = StartWatch(started_at=started_at, timeout=params["timeout"], stall_timeout=params["stall_timeout"],
                            stall_timeouts=params["stall_timeouts"], old_invocation=before.get("InvocationID", ""), secrets=self.secrets)
+        ready: Optional[Dict[str, Any]] = None
+        settle_until = 0.0
         try:
             self.systemctl("daemon-reload")
             self.run_command(["systemctl", "reset-failed", self.unit])  # a finished crash loop's start limit would refuse the start
@@ -276,9 +287,22 @@ class Launcher:
                     prober.enabled.set()
                     if prober.status is not None:
                         watch.on_http(prober.status, prober.checked_at)
-                verdict = watch.verdict(time.time())
-                if verdict is not None:
-                    return verdict
+                if ready is None:
+                    ready = watch.verdict(time.time())
+                    if ready is not None and ready["outcome"] != "ready":
+                        return ready
+                    settle_until = time.time() + params["settle_time"]
+                if ready is not None:
+                    # /ready only says the server status is Up; /health runs one real generation, so a scheduler
+                    # that hangs right after warmup shows up there (503 after SGLANG_HEALTH_CHECK_TIMEOUT).
+                    prober.switch("/health", timeout=25.0)
+                    if prober.status is not None and prober.checked_at > (watch.http_ready_at or 0):
+                        watch.on_http(prober.status, prober.checked_at)
+                    failure = watch.settle_verdict(time.time())
+                    if failure is not None:
+                        return failure
+                    if time.time() >= settle_until and watch.exit_reason is None and watch.readiness_lost_at is None:
+                        return ready
         finally:
             prober.stop()
             follower.close()
@@ -360,6 +384,7 @@ def main() -> None:
             "stall_timeout": {"type": "float", "default": 600},
             "stall_timeouts": {"type": "dict", "default": {}},
             "rollback": {"type": "bool", "default": True},
+            "settle_time": {"type": "float", "default": 5},
             "secrets": {"type": "list", "elements": "str", "default": [], "no_log": True},
         },
         supports_check_mode=True,

@@ -1,0 +1,428 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.sglang contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""sglang_launch: Launcher driven by a fake host (systemctl show / journalctl --show-cursor / systemctl restart through
+run_command), a fake journal follower fed with real SGLang log lines, and a fake readiness endpoint."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.gpufleet.sglang.plugins.module_utils import launch_watch
+from ansible_collections.gpufleet.sglang.plugins.module_utils.launch_state import file_digest, load_manifest, save_snapshot
+from ansible_collections.gpufleet.sglang.plugins.module_utils.systemd_unit import UNIT_PROPERTIES, JournalLine
+from ansible_collections.gpufleet.sglang.plugins.modules import sglang_launch
+from ansible_collections.gpufleet.sglang.plugins.modules.sglang_launch import Launcher
+
+DATA = Path(__file__).resolve().parents[1] / "module_utils" / "data" / "startup_logs"
+UNIT = "sglang-main.service"
+SECRET = "sk-gpufleet-9d8c7b6a5f4e3d2c1b0a"
+GOOD = b"model_path: /srv/models/Qwen3-8B\nport: 30000\nmem_fraction_static: 0.85\n"
+BAD = b"model_path: /srv/models/Qwen3-8B\nport: 30000\nmem_fraction_static: 0.99\n"
+
+
+def _unit(invocation, active="active", sub="running", pid="4242", restarts="0", result="success", code="0", status="0"):
+    return {"ActiveState": active, "SubState": sub, "MainPID": pid, "NRestarts": restarts, "Result": result,
+            "ExecMainCode": code, "ExecMainStatus": status, "InvocationID": invocation}
+
+
+def _lines(name, pid):
+    """SGLang's output as journal entries (a journalctl-style prefix in the file is taken off)."""
+    texts = (DATA / name).read_text().splitlines()
+    return [JournalLine(0.0, pid, "sglang", text.split("]: ", 1)[1] if "]: " in text[:60] else text) for text in texts]
+
+
+# Right after ``systemctl restart --no-block`` the old process is still there: running, then stopping.
+STOPPING = [_unit("inv-old"), _unit("inv-old", "deactivating", "stop-sigterm")]
+
+
+def ready_launch(invocation="inv-ready", pid="4300", previous=None):
+    previous = previous or STOPPING
+    return {"invocation": invocation, "lines": _lines("constructed_ready_0_5_23_journal.log", int(pid))[1:], "http": 200, "old": len(previous),
+            "states": previous + [_unit(invocation, "activating", "start", pid), _unit(invocation, pid=pid)]}
+
+
+def failing_launch(invocation="inv-fail", pid="4300", previous=None):
+    """SGLang's warmup fails (the traceback carries the API key), the main process exits with status 1."""
+    lines = _lines("constructed_warmup_401_secret_in_traceback.log", int(pid))
+    lines.append(JournalLine(0.0, 1, "systemd", "%s: Main process exited, code=exited, status=1/FAILURE" % UNIT))
+    previous = previous or STOPPING
+    return {"invocation": invocation, "lines": lines, "http": None, "old": len(previous),
+            "states": previous + [_unit(invocation, "activating", "start", pid),
+                                                _unit(invocation, "failed", "failed", "0", result="exit-code", code="1", status="1")]}
+
+
+def after_failure(invocation="inv-fail"):
+    """What a rollback's restart sees first: the failed start, reset by ``systemctl reset-failed``."""
+    return [_unit(invocation, "inactive", "dead", "0", result="exit-code", code="1", status="1")]
+
+
+class Host:
+    """systemd, the journal and the server as the module sees them; records every command."""
+
+    def __init__(self, launches=(), before=None, http_before=200, restart_rc=0, restart_err=""):
+        self.launches = list(launches)
+        self.before = before or _unit("inv-old")
+        self.http_before = http_before
+        self.restart_rc, self.restart_err = restart_rc, restart_err
+        self.restarts = 0
+        self.shows = 0
+        self.polls = 0
+        self.shown = self.before
+        self.calls = []
+        self.followers = []
+
+    def launch(self):
+        return self.launches[self.restarts - 1] if self.restarts else None
+
+    def run_command(self, args, **kwargs):  # pylint: disable=unused-argument
+        args = list(args)
+        self.calls.append(args)
+        if args[:2] == ["systemctl", "show"]:
+            assert args[2:] == ["-p", ",".join(UNIT_PROPERTIES), UNIT]
+            launch = self.launch()
+            if launch is None:
+                props = self.before
+            else:
+                index = min(self.shows, len(launch["states"]) - 1)
+                if index >= launch["old"] and not self.polls and self.shows < 10:
+                    index = launch["old"] - 1  # the old process lingers a while, or until someone probed it
+                props = launch["states"][index]
+                self.shows += 1
+                if launch.get("crash") and launch.get("answered", 0) >= 2:
+                    props = launch["crash"]  # it served, then died
+            self.shown = props
+            return 0, "".join("%s=%s\n" % item for item in props.items()), ""
+        if args[0] == "journalctl":
+            assert "--show-cursor" in args
+            return 0, "-- cursor: s=c%d;i=1\n" % self.restarts, ""
+        if args[:3] == ["systemctl", "restart", "--no-block"]:
+            assert args[3] == UNIT
+            if self.restart_rc:
+                return self.restart_rc, "", self.restart_err
+            self.restarts += 1
+            self.shows = self.polls = 0
+            return 0, "", ""
+        if args in (["systemctl", "daemon-reload"], ["systemctl", "reset-failed", UNIT], ["systemctl", "stop", UNIT]):
+            return 0, "", ""
+        raise AssertionError("unexpected command %r" % (args,))
+
+    def http(self, host, port, path, timeout=0.5, headers=None):  # pylint: disable=unused-argument
+        assert (host, port) == ("127.0.0.1", 30000) and path in ("/ready", "/health")  # /health: the settle time after ready
+        launch = self.launch()
+        if launch is None:
+            return self.http_before
+        self.polls += 1
+        if self.shown.get("InvocationID") != launch["invocation"]:
+            # The old process still answers while it drains; the new one does not listen yet.
+            return 200 if self.shown.get("ActiveState") in ("active", "deactivating") else None
+        if launch["http"] == 200:
+            launch["answered"] = launch.get("answered", 0) + 1
+        return launch["http"]
+
+    def follower(self, unit, cursor, since_epoch, journalctl="journalctl"):  # pylint: disable=unused-argument
+        follower = FakeFollower(self, unit, cursor)
+        self.followers.append(follower)
+        return follower
+
+    def commands(self, verb):
+        return [call for call in self.calls if call[:2] == ["systemctl", verb]]
+
+
+class FakeFollower:
+    """Hands out the lines of the launch that started after it was opened, as journalctl --after-cursor would."""
+
+    def __init__(self, host, unit, cursor):
+        self.host, self.unit, self.cursor = host, unit, cursor
+        self.launch_index = host.restarts  # the restart that follows belongs to this follower
+        self.sent = False
+        self.closed = False
+
+    def read(self, timeout):
+        launch = self.host.launches[self.launch_index] if self.host.restarts > self.launch_index else None
+        if launch is not None and not self.sent and self.host.shown.get("InvocationID") == launch["invocation"]:
+            self.sent = True  # the new process logs once it exists
+            now = time.time()
+            return [entry._replace(timestamp=now) for entry in launch["lines"]]
+        time.sleep(min(timeout, 0.005))  # pace the module's loop like a quiet journal
+        return []
+
+    def close(self):
+        self.closed = True
+
+
+class Failed(Exception):
+    """fail_json was called."""
+
+
+class FakeModule:
+    """What Launcher uses of AnsibleModule."""
+
+    def __init__(self, host, params, check_mode=False):
+        self.params = params
+        self.check_mode = check_mode
+        self.run_command = host.run_command
+
+    def fail_json(self, **kwargs):
+        raise Failed(kwargs)
+
+
+@pytest.fixture
+def files(tmp_path):
+    """The launch's files: a config, an env file and a tuning env file that does not exist; the state folder."""
+    etc = tmp_path / "etc"
+    etc.mkdir()
+    (etc / "main.yaml").write_bytes(GOOD)
+    (etc / "main.env").write_bytes(b"SGLANG_API_KEY=%s\n" % SECRET.encode())
+    return [str(etc / "main.yaml"), str(etc / "main.env"), str(etc / "gpu-tuning.env")], str(tmp_path / "state")
+
+
+def params_for(files, **changes):
+    paths, state_dir = files
+    params = {"unit": UNIT, "files": paths, "files_changed": False, "state_dir": state_dir, "state": "started", "host": "0.0.0.0",
+              "port": 30000, "sglang_version": "0.5.23", "readiness_path": None, "timeout": 60.0, "stall_timeout": 60.0,
+              "stall_timeouts": {}, "rollback": True, "settle_time": 0.0, "secrets": [SECRET]}
+    params.update(changes)
+    return params
+
+
+def run(monkeypatch, host, params, check_mode=False):
+    monkeypatch.setattr(sglang_launch, "JournalFollower", host.follower)
+    monkeypatch.setattr(sglang_launch, "http_status", host.http)
+    return Launcher(FakeModule(host, params, check_mode)).run()
+
+
+def snapshot(files):
+    """An earlier launch of these files reached ready."""
+    paths, state_dir = files
+    return save_snapshot(os.path.join(state_dir, "last-good"), paths, {"ready_at": 1764493405.0, "unit": UNIT})
+
+
+def break_config(files):
+    with open(files[0][0], "wb") as handle:
+        handle.write(BAD)
+
+
+# ------------------------------------------------------------------------------------------------ no change
+def test_no_change_and_ready_restarts_nothing(monkeypatch, files):
+    snapshot(files)
+    host = Host()
+    result = run(monkeypatch, host, params_for(files))
+    assert result["changed"] is False and result["restarted"] is False and result["ready"] is True
+    assert result["changed_files"] == [] and result["rolled_back"] is False
+    assert result["readiness_url"] == "http://127.0.0.1:30000/ready"
+    assert host.calls == [["systemctl", "show", "-p", ",".join(UNIT_PROPERTIES), UNIT]] and not host.followers
+
+
+@pytest.mark.parametrize("before, http_before", [(_unit("inv-old", "inactive", "dead", "0"), None), (_unit("inv-old"), 503)],
+                         ids=["inactive", "not-ready"])
+def test_no_change_but_not_ready_restarts(monkeypatch, files, before, http_before):
+    snapshot(files)
+    host = Host([ready_launch()], before=before, http_before=http_before)
+    result = run(monkeypatch, host, params_for(files))
+    assert result["restarted"] is True and result["ready"] is True and result["changed_files"] == []
+    assert len(host.commands("restart")) == 1
+
+
+def test_state_restarted_restarts_without_a_change(monkeypatch, files):
+    snapshot(files)
+    host = Host([ready_launch()])
+    result = run(monkeypatch, host, params_for(files, state="restarted"))
+    assert result["restarted"] is True and result["ready"] is True and result["changed_files"] == []
+    assert host.commands("restart") == [["systemctl", "restart", "--no-block", UNIT]]
+
+
+# ------------------------------------------------------------------------------------------------ changed -> ready
+def test_changed_files_restart_follow_to_ready_and_save_the_snapshot(monkeypatch, files):
+    snapshot(files)
+    break_config(files)  # a new config (here: one that works)
+    host = Host([ready_launch()])
+    result = run(monkeypatch, host, params_for(files))
+    assert result["changed"] is True and result["restarted"] is True and result["ready"] is True
+    assert result["changed_files"] == [files[0][0]] and "failure" not in result and result["rolled_back"] is False
+    assert result["main_pid"] == 4300 and result["restarts"] == 0 and "fired up and ready to roll" in result["ready_line"]
+    assert isinstance(result["time_to_ready_s"], float) and result["ready_noticed_at"] > 0
+    assert [p["phase"] for p in result["phases"]][-1] == "ready"
+    verbs = [call[:2] for call in host.calls if call[0] != "systemctl" or call[1] != "show"]
+    assert verbs == [["journalctl", "--no-pager"], ["systemctl", "daemon-reload"], ["systemctl", "reset-failed"], ["systemctl", "restart"]]
+    follower = host.followers[0]
+    assert (follower.unit, follower.cursor, follower.closed) == (UNIT, "s=c0;i=1", True)
+    manifest = load_manifest(os.path.join(files[1], "last-good"))
+    assert manifest["files"][files[0][0]]["sha256"] == file_digest(files[0][0]) and manifest["unit"] == UNIT
+    assert manifest["files"][files[0][2]] is None
+
+    again = Host()  # the second run: nothing changed, the server is ready
+    assert run(monkeypatch, again, params_for(files))["restarted"] is False and not again.commands("restart")
+
+
+def test_first_launch_without_a_snapshot_restarts_and_records_it(monkeypatch, files):
+    host = Host([ready_launch()])
+    result = run(monkeypatch, host, params_for(files))
+    assert result["ready"] is True and result["changed_files"] == sorted(files[0])
+    assert load_manifest(os.path.join(files[1], "last-good")) is not None
+
+
+# ------------------------------------------------------------------------------------------------ failure
+def test_failure_rolls_back_the_files_and_reports_rollback_ready(monkeypatch, files):
+    good = snapshot(files)
+    break_config(files)
+    host = Host([failing_launch(), ready_launch(invocation="inv-rollback", pid="4400", previous=after_failure())])
+    result = run(monkeypatch, host, params_for(files))
+    failure = result["failure"]
+    assert failure["outcome"] == "failed" and failure["cause"] == "warmup_failed" and failure["phase"] == "warmup"
+    assert failure["traceback"].startswith("Traceback (most recent call last):") and failure["last_lines"]
+    assert result["rolled_back"] is True and result["restored_files"] == [files[0][0]]
+    assert result["rollback_ready"] is True and result["ready"] is True and result["rollback"]["main_pid"] == 4400
+    with open(files[0][0], "rb") as handle:
+        assert handle.read() == GOOD
+    assert len(host.commands("restart")) == 2 and not host.commands("stop")
+    assert load_manifest(os.path.join(files[1], "last-good"))["files"] == good["files"]  # the bad config was never recorded
+    assert "Rolled back to the last good config: ready again" in result["msg"] and "cause warmup_failed" in result["msg"]
+    assert [f.cursor for f in host.followers] == ["s=c0;i=1", "s=c1;i=1"] and all(f.closed for f in host.followers)
+
+
+def test_a_rollback_that_fails_too_is_reported(monkeypatch, files):
+    snapshot(files)
+    break_config(files)
+    host = Host([failing_launch(), failing_launch(invocation="inv-rollback", pid="4400", previous=after_failure())])
+    result = run(monkeypatch, host, params_for(files))
+    assert result["rolled_back"] is True and result["rollback_ready"] is False and result["ready"] is False
+    assert result["rollback"]["outcome"] == "failed"
+    assert "did not reach ready either" in result["msg"]
+
+
+def test_a_crash_right_after_ready_is_a_failed_launch_and_rolled_back(monkeypatch, files):
+    snapshot(files)
+    break_config(files)
+    crashing = ready_launch()
+    crashing["crash"] = _unit("inv-ready", "failed", "failed", "0", result="signal", code="2", status="11")
+    host = Host([crashing, ready_launch(invocation="inv-rollback", pid="4400", previous=after_failure("inv-ready"))])
+    monkeypatch.setattr(launch_watch, "TRACEBACK_GRACE_S", 0.05)  # keeps the test short; the grace itself is tested in test_launch_watch
+    result = run(monkeypatch, host, params_for(files, settle_time=1.5))
+    assert result["failure"]["cause"] == "crashed_after_ready"
+    assert result["failure"]["reason"].startswith("the unit failed (Result=signal, killed by signal 11/SEGV) ")
+    assert result["rolled_back"] is True and result["rollback_ready"] is True
+    with open(files[0][0], "rb") as handle:
+        assert handle.read() == GOOD
+
+
+def test_failure_without_a_last_good_snapshot_stops_the_unit(monkeypatch, files):
+    host = Host([failing_launch()])
+    result = run(monkeypatch, host, params_for(files))
+    assert result["failure"]["cause"] == "warmup_failed" and result["ready"] is False
+    assert result["stopped"] is True and result["rolled_back"] is False and "rollback_ready" not in result
+    assert host.commands("stop") == [["systemctl", "stop", UNIT]] and host.calls[-1] == ["systemctl", "stop", UNIT]
+    assert load_manifest(os.path.join(files[1], "last-good")) is None
+    assert "nothing to roll back to; the unit was stopped" in result["msg"]
+
+
+def test_failure_with_rollback_off_leaves_the_files(monkeypatch, files):
+    snapshot(files)
+    break_config(files)
+    host = Host([failing_launch()])
+    result = run(monkeypatch, host, params_for(files, rollback=False))
+    assert result["rolled_back"] is False and "stopped" not in result and len(host.commands("restart")) == 1
+    with open(files[0][0], "rb") as handle:
+        assert handle.read() == BAD
+    assert "Nothing was rolled back" in result["msg"]
+
+
+def test_secrets_never_appear_in_the_result(monkeypatch, files):
+    own = "0ther-s3cret-value"
+    snapshot(files)
+    break_config(files)
+    failing = failing_launch()
+    failing["lines"].insert(1, JournalLine(0.0, 4300, "sglang", "[2026-11-30 20:00:02] checking token %s" % own))
+    host = Host([failing, failing_launch(invocation="inv-rollback", pid="4400", previous=after_failure())])
+    result = run(monkeypatch, host, params_for(files, secrets=[SECRET, own, ""]))
+    assert result["failure"]["cause"] == "warmup_failed"
+    text = json.dumps(result)
+    assert SECRET not in text and own not in text
+
+
+def test_a_refused_restart_fails_with_redacted_stderr_and_closes_the_follower(monkeypatch, files):
+    host = Host(restart_rc=1, restart_err="Failed to restart %s: token %s refused\n" % (UNIT, SECRET))
+    with pytest.raises(Failed) as caught:
+        run(monkeypatch, host, params_for(files))
+    failure = caught.value.args[0]
+    assert failure["rc"] == 1 and failure["msg"].startswith("systemctl restart --no-block %s failed: " % UNIT)
+    assert SECRET not in failure["msg"]
+    assert host.followers[0].closed
+
+
+# ------------------------------------------------------------------------------------------------ check mode
+def test_check_mode_reports_the_changed_files_and_touches_nothing(monkeypatch, files):
+    good = snapshot(files)
+    break_config(files)
+    host = Host()
+    result = run(monkeypatch, host, params_for(files), check_mode=True)
+    assert result["changed"] is True and result["restarted"] is True and result["ready"] is False
+    assert result["changed_files"] == [files[0][0]] and result["msg"] == "would restart %s (%s)" % (UNIT, files[0][0])
+    assert all(call[:2] == ["systemctl", "show"] for call in host.calls) and not host.followers
+    assert load_manifest(os.path.join(files[1], "last-good")) == json.loads(json.dumps(good))
+    with open(files[0][0], "rb") as handle:
+        assert handle.read() == BAD
+
+
+def test_check_mode_with_files_changed_would_restart(monkeypatch, files):
+    snapshot(files)  # nothing differs on disk: in check mode the writing tasks did not write
+    host = Host()
+    result = run(monkeypatch, host, params_for(files, files_changed=True), check_mode=True)
+    assert result["changed"] is True and result["restarted"] is True
+    assert result["changed_files"] == ["(files that this run would write)"]
+    assert result["msg"].startswith("would restart %s (" % UNIT) and not host.calls
+
+
+@pytest.mark.parametrize("state, before, msg", [
+    ("restarted", _unit("inv-old"), "restart requested"),
+    ("started", _unit("inv-old", "failed", "failed", "0"), "not active and ready"),
+])
+def test_check_mode_says_why_it_would_restart(monkeypatch, files, state, before, msg):
+    snapshot(files)
+    host = Host(before=before)
+    result = run(monkeypatch, host, params_for(files, state=state), check_mode=True)
+    assert result["restarted"] is True and result["msg"] == "would restart %s (%s)" % (UNIT, msg)
+    assert not host.commands("restart") and not host.followers
+
+
+def test_check_mode_without_a_change_reports_nothing_to_do(monkeypatch, files):
+    snapshot(files)
+    result = run(monkeypatch, Host(), params_for(files), check_mode=True)
+    assert result["changed"] is False and result["restarted"] is False and result["ready"] is True
+
+
+# ------------------------------------------------------------------------------------------------ main()
+def test_main_fails_the_task_with_the_diagnosis(monkeypatch, files, capsys):
+    host = Host([failing_launch()])
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", host.run_command)
+    monkeypatch.setattr(sglang_launch, "JournalFollower", host.follower)
+    monkeypatch.setattr(sglang_launch, "http_status", host.http)
+    args = {"unit": UNIT, "files": files[0], "state_dir": files[1], "sglang_version": "0.5.23", "secrets": [SECRET]}
+    with patch_module_args(args):
+        with pytest.raises(SystemExit) as caught:
+            sglang_launch.main()
+    result = json.loads(capsys.readouterr().out)
+    assert caught.value.code == 1 and result["failed"] is True
+    assert result["failure"]["cause"] == "warmup_failed" and result["stopped"] is True
+    assert result["msg"].startswith("SGLang (%s) failed to start: the unit failed (Result=exit-code, exit status 1); "
+                                    "cause warmup_failed in phase warmup. Error: AssertionError: res=<Response [401]>" % UNIT)
+
+
+def test_main_in_check_mode_exits_with_would_restart(monkeypatch, files, capsys):
+    host = Host()
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", host.run_command)
+    args = {"unit": UNIT, "files": files[0], "state_dir": files[1], "sglang_version": "0.5.23", "_ansible_check_mode": True}
+    with patch_module_args(args):
+        with pytest.raises(SystemExit) as caught:
+            sglang_launch.main()
+    result = json.loads(capsys.readouterr().out)
+    assert caught.value.code == 0 and result["changed"] is True and result["restarted"] is True
+    assert result["changed_files"] == sorted(files[0]) and not host.calls
