@@ -104,8 +104,8 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
                                 prefer_own=True)
         if self.readiness_lost_at is not None:
             ready_at = now if self.http_ready_at is None else self.http_ready_at
-            return self._failed(now, reason="the readiness endpoint answered %s %.1f s after it was ready" % (self.readiness_lost_status or "nothing",
-                                                                                                          self.readiness_lost_at - ready_at),
+            lost = (self.readiness_lost_status or "nothing", self.readiness_lost_at - ready_at)
+            return self._failed(now, reason="the readiness endpoint answered %s %.1f s after it was ready" % lost,
                                 cause="unhealthy_after_ready", hint="the server stopped answering ready (a hung scheduler shows as 503 from "
                                 "/health after SGLANG_HEALTH_CHECK_TIMEOUT): read the last log lines", prefer_own=True)
         return None

@@ -477,7 +477,7 @@ class _Traceback:  # pylint: disable=too-many-instance-attributes
 
     def append(self, text: str) -> None:
         """Add a line, first any blank lines held back; very long tracebacks keep head and tail."""
-        for _ in range(self.blanks):
+        for _blank in range(self.blanks):
             self._store("")
         self.blanks = 0
         self._store(text)

@@ -87,7 +87,8 @@ class JournalFollower:
         # The cursor is exact; without one (an empty journal) the restart's wall-clock time bounds it.
         cmd += ["--after-cursor", cursor] if cursor else ["--since", "@%.6f" % since_epoch]
         # A stream, not a one-shot command: run_command cannot hand out a pipe that stays open while we read it.
-        self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)  # pylint: disable=consider-using-with,ansible-bad-function
+        self._proc = subprocess.Popen(  # pylint: disable=consider-using-with,ansible-bad-function
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
         self._buffer = b""
         self._eof = False
 

@@ -74,7 +74,7 @@ options:
     type: float
     default: 600
   stall_timeouts:
-    description: Per-phase stall timeouts, for example C({weights_loading: 1800, cuda_graph_capture: 300}).
+    description: Per-phase stall timeouts in seconds, keyed by phase name, for example C(weights_loading) or C(cuda_graph_capture).
     type: dict
     default: {}
   settle_time:

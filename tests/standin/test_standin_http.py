@@ -50,10 +50,10 @@ def test_health_ready_and_open_paths(server):
 
 
 def test_api_key_auth(server):
-    status, body, _ = http("GET", server.url("/v1/models"))
+    status, body, _headers = http("GET", server.url("/v1/models"))
     assert (status, json.loads(body)) == (401, {"error": "Unauthorized"})
     assert http("GET", server.url("/v1/models"), headers={"authorization": "Bearer wrong"})[0] == 401
-    status, body, _ = http("GET", server.url("/v1/models"), headers=AUTH)
+    status, body, _headers = http("GET", server.url("/v1/models"), headers=AUTH)
     model = json.loads(body)["data"][0]
     assert (status, model["id"], model["owned_by"], model["max_model_len"]) == (200, "/models/test", "sglang", 8192)
 
@@ -101,7 +101,7 @@ def test_completion_without_ignore_eos_stops_naturally(server):
 
 
 def test_completion_stream_and_continuous_usage(server):
-    status, raw, _ = http("POST", server.url("/v1/completions"), {
+    status, raw, _headers = http("POST", server.url("/v1/completions"), {
         "prompt": "count", "max_tokens": 5, "ignore_eos": True, "stream": True,
         "stream_options": {"include_usage": True, "continuous_usage_stats": True}}, headers=AUTH)
     chunks = [json.loads(e) for e in sse_events(raw)[:-1]]
@@ -111,13 +111,13 @@ def test_completion_stream_and_continuous_usage(server):
 
 
 def test_context_length_is_enforced(server):
-    status, raw, _ = http("POST", server.url("/v1/completions"), {"prompt": "x", "max_tokens": 9000}, headers=AUTH)
+    status, raw, _headers = http("POST", server.url("/v1/completions"), {"prompt": "x", "max_tokens": 9000}, headers=AUTH)
     assert status == 400
     assert json.loads(raw)["message"].startswith("Requested token count exceeds the model's maximum context length of 8192")
 
 
 def test_native_generate_stream_and_batch(server):
-    status, raw, _ = http("POST", server.url("/generate"), {
+    status, raw, _headers = http("POST", server.url("/generate"), {
         "text": "The capital of France is", "sampling_params": {"max_new_tokens": 4, "ignore_eos": True},
         "stream": True}, headers=AUTH)
     events = sse_events(raw)
@@ -141,7 +141,7 @@ def test_prefix_cache_and_flush(server):
     second = json.loads(http("POST", server.url("/v1/completions"), body, headers=AUTH)[1])["usage"]
     assert first["prompt_tokens_details"]["cached_tokens"] == 0
     assert second["prompt_tokens_details"]["cached_tokens"] == 3
-    status, raw, _ = http("POST", server.url("/flush_cache"), headers=AUTH)
+    status, raw, _headers = http("POST", server.url("/flush_cache"), headers=AUTH)
     assert status == 200 and raw.decode().startswith("Cache flushed.\nPlease check backend logs")
     third = json.loads(http("POST", server.url("/v1/completions"), body, headers=AUTH)[1])["usage"]
     assert third["prompt_tokens_details"]["cached_tokens"] == 0

@@ -119,7 +119,7 @@ def test_pace_scale_is_the_time_scale_by_default(launch):
 def test_speculative_accept_length_is_reported(launch):
     server = launch("--speculative-algorithm", "NEXTN", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
                     "--speculative-num-draft-tokens", "4", settings={"seed": "3"}).wait_ready()
-    status, raw, _ = http("POST", server.url("/generate"), {"text": "speculate", "sampling_params": {
+    status, raw, _headers = http("POST", server.url("/generate"), {"text": "speculate", "sampling_params": {
         "max_new_tokens": 3000, "ignore_eos": True}})
     assert status == 200
     meta = json.loads(raw)["meta_info"]

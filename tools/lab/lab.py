@@ -412,7 +412,7 @@ class Host:
 
     def remove(self) -> None:
         """Remove every trace of the host (gotchas 9 and 12)."""
-        for _ in range(3):
+        for _attempt in range(3):
             if not is_mountpoint(self.merged):
                 break
             if run(["umount", str(self.merged)], check=False, quiet=True).returncode != 0:
@@ -431,7 +431,7 @@ def kill_cgroup(cgroup: Path) -> None:
     """Kill every process left in a cgroup tree, then remove the tree bottom-up."""
     if not cgroup.is_dir():
         return
-    for _ in range(50):
+    for _round in range(50):
         pids = [int(p) for procs in cgroup.rglob("cgroup.procs") for p in procs.read_text().split()]
         if not pids:
             break
@@ -527,7 +527,7 @@ def cmd_down(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_list(_: argparse.Namespace) -> int:
+def cmd_list(_args: argparse.Namespace) -> int:
     state = State()
     with state.locked():
         if not state.hosts:
@@ -586,7 +586,7 @@ def cmd_rootfs(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="lab", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="lab", description=__doc__.split("\n\n", maxsplit=1)[0])
     sub = parser.add_subparsers(dest="command", required=True)
     up = sub.add_parser("up", help="boot lab hosts (idempotent)")
     up.add_argument("names", nargs="+", metavar="NAME")

@@ -228,7 +228,7 @@ def test_sigquit_before_traceback_waits_boundedly():
     scanner.feed(first)
     result = scanner.result()
     assert result["outcome"] == "failed" and result["pending"] == "awaiting_traceback" and not result["is_final"]
-    for _ in range(AWAIT_TRACEBACK_LINES + 1):
+    for _line in range(AWAIT_TRACEBACK_LINES + 1):
         scanner.feed("[2026-05-01 15:16:15 TP0] Load weight end. type=X, avail mem=1.00 GB")
     assert scanner.is_final
     closing = StartupLogScanner()
@@ -425,7 +425,7 @@ def test_empty_and_junk_input():
     assert empty["outcome"] == "starting" and empty["phase"] is None and empty["phases"] == []
     assert scan_startup_log("", ended=True)["outcome"] == "failed"
     rng = random.Random(7)
-    junk = bytes(rng.randrange(256) for _ in range(200000))
+    junk = bytes(rng.randrange(256) for _byte in range(200000))
     result = scan_startup_log(junk.decode("latin-1"))
     assert result["outcome"] in ("starting", "failed")
     scanner = StartupLogScanner()

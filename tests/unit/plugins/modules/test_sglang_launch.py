@@ -57,7 +57,7 @@ def failing_launch(invocation="inv-fail", pid="4300", previous=None):
     previous = previous or STOPPING
     return {"invocation": invocation, "lines": lines, "http": None, "old": len(previous),
             "states": previous + [_unit(invocation, "activating", "start", pid),
-                                                _unit(invocation, "failed", "failed", "0", result="exit-code", code="1", status="1")]}
+                                  _unit(invocation, "failed", "failed", "0", result="exit-code", code="1", status="1")]}
 
 
 def after_failure(invocation="inv-fail"):

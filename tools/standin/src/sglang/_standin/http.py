@@ -114,7 +114,7 @@ async def read_request(reader: asyncio.StreamReader, client: str) -> Optional[Re
         body = await _read_chunked(reader)
     else:
         body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
-    path, _, query = target.partition("?")
+    path, _sep, query = target.partition("?")
     return Request(method.upper(), path, query, version.replace("HTTP/", ""), headers, body, client)
 
 
