@@ -53,11 +53,12 @@ lab-rootfs: ## build the cached lab root filesystem (once; again when its recipe
 wheelhouse: venv ## wheels that pip inside lab hosts installs from, offline
 	tools/wheelhouse
 
+LAB_HOSTS ?= lab1
 .PHONY: demo
-demo: venv lab-rootfs wheelhouse ## the main job: bring up a lab host and converge it
-	$(LAB) up --wheelhouse build/wheelhouse demo1
-	$(LAB) inventory demo1 > build/demo-inventory.json
-	ansible-playbook -i build/demo-inventory.json playbooks/lab_demo.yml
+demo: venv lab-rootfs wheelhouse ## the main job: boot lab host(s) and deploy SGLang (the stand-in) to them
+	$(LAB) up --wheelhouse build/wheelhouse $(LAB_HOSTS)
+	$(LAB) inventory $(LAB_HOSTS) > build/lab-inventory.json
+	ansible-playbook -i build/lab-inventory.json -i inventory/lab deploy.yml
 
 .PHONY: lab-down
 lab-down: ## halt and remove every lab host
