@@ -329,7 +329,8 @@ class Launcher:
         launch = self.launch_and_follow()
         result["phases"] = launch.get("phases", [])
         if launch["outcome"] == "ready":
-            save_snapshot(self.snapshot_dir, self.files, {"ready_at": time.time(), "unit": self.unit})
+            save_snapshot(self.snapshot_dir, self.files, {"ready_at": time.time(), "unit": self.unit,
+                                                          "endpoint": {"host": self.host, "port": self.port, "path": self.path}})
             result.update(ready=True, time_to_ready_s=launch["elapsed_s"], ready_noticed_at=launch["ready_noticed_at"],
                           main_pid=launch["main_pid"], restarts=launch["restarts"], ready_line=launch.get("ready_line"))
             return result
@@ -337,6 +338,9 @@ class Launcher:
         result["failure"] = launch
         if params["rollback"] and manifest is not None and changed:
             restored = restore_snapshot(self.snapshot_dir, manifest)
+            # The last good config may listen elsewhere than the one that failed (a port change).
+            endpoint = manifest.get("endpoint") or {}
+            self.host, self.port, self.path = endpoint.get("host", self.host), endpoint.get("port", self.port), endpoint.get("path", self.path)
             rollback = self.launch_and_follow()
             result.update(rolled_back=True, restored_files=restored, rollback=rollback, rollback_ready=rollback["outcome"] == "ready",
                           ready=rollback["outcome"] == "ready")

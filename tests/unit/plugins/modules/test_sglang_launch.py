@@ -68,7 +68,9 @@ def after_failure(invocation="inv-fail"):
 class Host:
     """systemd, the journal and the server as the module sees them; records every command."""
 
-    def __init__(self, launches=(), before=None, http_before=200, restart_rc=0, restart_err=""):
+    def __init__(self, launches=(), before=None, http_before=200, restart_rc=0, restart_err="", port=30000):
+        self.port = port  # where the server really listens
+        self.probed = []
         self.launches = list(launches)
         self.before = before or _unit("inv-old")
         self.http_before = http_before
@@ -116,7 +118,10 @@ class Host:
         raise AssertionError("unexpected command %r" % (args,))
 
     def http(self, host, port, path, timeout=0.5, headers=None):  # pylint: disable=unused-argument
-        assert (host, port) == ("127.0.0.1", 30000) and path in ("/ready", "/health")  # /health: the settle time after ready
+        self.probed.append(port)
+        if port != self.port:
+            return None  # nothing of ours listens there
+        assert host == "127.0.0.1" and path in ("/ready", "/health")  # /health: the settle time after ready
         launch = self.launch()
         if launch is None:
             return self.http_before
@@ -287,6 +292,17 @@ def test_failure_rolls_back_the_files_and_reports_rollback_ready(monkeypatch, fi
     assert load_manifest(os.path.join(files[1], "last-good"))["files"] == good["files"]  # the bad config was never recorded
     assert "Rolled back to the last good config: ready again" in result["msg"] and "cause warmup_failed" in result["msg"]
     assert [f.cursor for f in host.followers] == ["s=c0;i=1", "s=c1;i=1"] and all(f.closed for f in host.followers)
+
+
+def test_rollback_follows_the_last_good_configs_own_port(monkeypatch, files):
+    """A change that moved the port and failed: the rolled-back server listens on the old port again."""
+    paths, state_dir = files
+    save_snapshot(os.path.join(state_dir, "last-good"), paths, {"endpoint": {"host": "127.0.0.1", "port": 30000, "path": "/ready"}})
+    break_config(files)
+    host = Host([failing_launch(), ready_launch(invocation="inv-rollback", pid="4400", previous=after_failure())])
+    result = run(monkeypatch, host, params_for(files, port=30123, timeout=5.0))
+    assert result["rolled_back"] is True and result["rollback_ready"] is True  # probing 30123 would never see it ready
+    assert host.probed and set(host.probed) == {30000}
 
 
 def test_a_rollback_that_fails_too_is_reported(monkeypatch, files):
