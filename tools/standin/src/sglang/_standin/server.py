@@ -122,10 +122,15 @@ class Launcher:  # pylint: disable=too-many-instance-attributes,too-many-public-
         logs.error("Received sigquit from a child process. It usually means the child failed.")
         self.die()
 
-    async def checkpoint(self, phase: str) -> None:
+    async def checkpoint(self, phase: str, hang_here: bool = True) -> None:
         """Injected faults at the start of ``phase``: crash (this never returns) or hang."""
         if self.faults.crash_in(phase):
             await self.scheduler_crash(phase, self.faults.cause)
+        if hang_here:
+            await self.hang_point(phase)
+
+    async def hang_point(self, phase: str) -> None:
+        """Hang here when asked to; a capture hangs after its ``begin`` line, as a stuck capture does in SGLang."""
         if self.faults.hang_in(phase):
             await asyncio.Event().wait()
 
@@ -179,7 +184,7 @@ class Launcher:  # pylint: disable=too-many-instance-attributes,too-many-public-
 
     async def phase_graphs(self) -> None:
         """CUDA graph capture: prefill (piecewise/breakable) first, then decode or verify."""
-        await self.checkpoint("graph")
+        await self.checkpoint("graph", hang_here=False)
         graph = self.graph
         avail = self.avail_after_kv()
         new_style = releases.phase_graph_lines(self.release)
@@ -188,8 +193,10 @@ class Launcher:  # pylint: disable=too-many-instance-attributes,too-many-public-
             if new_style:
                 self.each_rank(f"Capture target prefill CUDA graph begin. backend={graph['prefill']}, "
                                f"num_tokens=[4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096], avail mem={avail:.2f} GB")
+                await self.hang_point("graph")
             else:
                 self.each_rank(f"Capture piecewise CUDA graph begin. avail mem={avail:.2f} GB")
+                await self.hang_point("graph")
             spent_prefill = await self.pause("graph_prefill")
             avail -= 0.12
             if new_style:
@@ -206,8 +213,10 @@ class Launcher:  # pylint: disable=too-many-instance-attributes,too-many-public-
             if new_style:
                 self.each_rank(f"Capture {kind} CUDA graph begin. backend={graph['decode']}, num_tokens_per_req={per_req}, "
                                f"avail mem={avail:.2f} GB")
+                await self.hang_point("graph")
             else:
                 self.each_rank(f"Capture cuda graph begin. This can take up to several minutes. avail mem={avail:.2f} GB")
+                await self.hang_point("graph")
             spent_decode = await self.pause("graph_decode")
             if new_style:
                 self.each_rank(f"Capture {kind} CUDA graph end. bs={sizes}, elapsed={spent_decode:.2f} s, "
