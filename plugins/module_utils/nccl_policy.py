@@ -58,6 +58,22 @@ class _Decision:
         self.rules: List[Dict[str, str]] = []
         self.requirements: List[str] = []
         self.suggestion: Optional[str] = None
+        self.tagged_warnings: List[str] = []
+        self.tagged_errors: List[str] = []
+
+    def warn(self, tag: str, message: str) -> None:
+        """A warning, kept verbatim in ``warnings`` and as ``"<tag>: message"`` in ``tagged_warnings``.
+
+        The tag is the rule that raised it (or ``facts`` for missing input), so an operator reading the
+        role's output knows which rule of nccl-pcie.md to look up without parsing the prose.
+        """
+        self.warnings.append(message)
+        self.tagged_warnings.append("%s: %s" % (tag, message))
+
+    def error(self, tag: str, message: str) -> None:
+        """An error, like ``warn`` but for ``errors`` / ``tagged_errors``."""
+        self.errors.append(message)
+        self.tagged_errors.append("%s: %s" % (tag, message))
 
     def fire(self, rule: str, why: str) -> None:
         """Record that ``rule`` fired, why, and its one-line basis."""
@@ -67,7 +83,8 @@ class _Decision:
         """The policy result (see decide_nccl_policy)."""
         return {"env": self.env, "server_args": self.server_args, "warnings": self.warnings, "errors": self.errors,
                 "notes": self.notes, "rules": self.rules, "requirements": self.requirements,
-                "suggested_cuda_visible_devices": self.suggestion, "tp_gpus": self.group}
+                "suggested_cuda_visible_devices": self.suggestion, "tp_gpus": self.group,
+                "tagged_warnings": self.tagged_warnings, "tagged_errors": self.tagged_errors}
 
 
 def _gpu_map(facts: Dict[str, Any]) -> Dict[Any, Dict[str, Any]]:
@@ -153,7 +170,7 @@ def _r3_r4_pcie(facts: Dict[str, Any], dec: _Decision, pairs: Dict[str, Optional
     if problems:
         msg = ("%s: peer traffic goes through the root complex, slow or hanging at the first all-reduce even though "
                "topo -p2p says OK; measure an all-reduce, or set NCCL_P2P_DISABLE=1 via the explicit pass-through" % "; ".join(problems))
-        (dec.errors if strict_acs else dec.warnings).append(msg)
+        (dec.error if strict_acs else dec.warn)("R3" if near else "R4", msg)
         dec.fire("R6", "remedy (iommu=pt, ACS off at boot) exists as an opt-in for bare metal only; never on a hypervisor")
     elif acs is None:
         dec.notes.append("ACS state unknown (lspci missing or not run as root): not checked")
@@ -179,12 +196,12 @@ def _r5_sockets(facts: Dict[str, Any], dec: _Decision, pairs: Dict[str, Optional
                        for k, v in sorted(_numa_groups(facts, group).items(), key=lambda kv: str(kv[0])))
     if local and local != group:
         dec.suggestion = ",".join(str(i) for i in local)
-        dec.warnings.append("TP group %s spans sockets (SYS pairs %s; %s): set CUDA_VISIBLE_DEVICES=%s to keep it on one NUMA node"
-                            % (group, far, spread, dec.suggestion))
+        dec.warn("R5", "TP group %s spans sockets (SYS pairs %s; %s): set CUDA_VISIBLE_DEVICES=%s to keep it on one NUMA node"
+                 % (group, far, spread, dec.suggestion))
         dec.fire("R5", "pairs %s cross the socket interconnect; GPUs %s share one socket" % (far, local))
     else:
-        dec.warnings.append("TP group %s spans sockets (SYS pairs %s; %s) and no %d GPUs share one socket: expect ~10 GB/s all-reduce"
-                            % (group, far, spread, len(group)))
+        dec.warn("R5", "TP group %s spans sockets (SYS pairs %s; %s) and no %d GPUs share one socket: expect ~10 GB/s all-reduce"
+                 % (group, far, spread, len(group)))
         dec.fire("R5", "pairs %s cross the socket interconnect and no same-socket group of %d exists" % (far, len(group)))
 
 
@@ -199,9 +216,11 @@ def decide_nccl_policy(facts: Dict[str, Any], tp_gpus: Optional[List[int]] = Non
     asked for explicitly (R7); they are copied verbatim and override what the rules chose.
 
     Returns ``{"env", "server_args", "warnings", "errors", "notes", "rules", "requirements",
-    "suggested_cuda_visible_devices", "tp_gpus"}``: ``env`` is meant for the SGLang unit's environment
-    file (R8), ``server_args`` uses SGLang's option names (``disable_custom_all_reduce``), and every
-    entry of ``rules`` is ``{"rule", "why", "basis"}``, in the order the rules fired.
+    "suggested_cuda_visible_devices", "tp_gpus", "tagged_warnings", "tagged_errors"}``: ``env`` is meant
+    for the SGLang unit's environment file (R8), ``server_args`` uses SGLang's option names
+    (``disable_custom_all_reduce``), every entry of ``rules`` is ``{"rule", "why", "basis"}``, in the
+    order the rules fired, and ``tagged_warnings``/``tagged_errors`` repeat ``warnings``/``errors`` as
+    ``"R5: ..."`` (``facts: ...`` for missing input) so each names the rule that raised it.
     """
     count = int(facts.get("gpu_count") or 0)
     dec = _Decision(_choose_group(count, tp_gpus, tp_size))
@@ -209,7 +228,7 @@ def decide_nccl_policy(facts: Dict[str, Any], tp_gpus: Optional[List[int]] = Non
     if count == 0:
         dec.notes.append("no NVIDIA GPU found (source: %s): no NCCL environment needed" % facts.get("source", "none"))
     elif unknown:
-        dec.errors.append("tp_gpus %s not present on this host (it has GPUs 0-%d)" % (unknown, count - 1))
+        dec.error("facts", "tp_gpus %s not present on this host (it has GPUs 0-%d)" % (unknown, count - 1))
     elif len(dec.group) < 2:
         dec.notes.append("tensor-parallel group %s has one GPU: no inter-GPU traffic, no NCCL environment needed" % dec.group)
     else:
@@ -217,7 +236,7 @@ def decide_nccl_policy(facts: Dict[str, Any], tp_gpus: Optional[List[int]] = Non
         pairs = {pair_key(i, j): links.get(pair_key(i, j)) for i, j in itertools.combinations(dec.group, 2)}
         missing = sorted(k for k, v in pairs.items() if v is None)
         if missing:
-            dec.warnings.append("no topology class for pairs %s: nvidia-smi topo -m gave no answer for them" % missing)
+            dec.warn("facts", "no topology class for pairs %s: nvidia-smi topo -m gave no answer for them" % missing)
         _r1_nvlink(facts, dec, pairs)
         reasons = _r2_reasons(facts, dec.group, pairs)
         if reasons:
@@ -238,9 +257,9 @@ def _apply_passthrough(dec: _Decision, passthrough_env: Optional[Dict[str, Any]]
     for key, value in sorted(passthrough_env.items()):
         value = str(value)
         if key in dec.env and dec.env[key] != value:
-            dec.warnings.append("pass-through %s=%s overrides the rules' %s=%s" % (key, value, key, dec.env[key]))
+            dec.warn("R7", "pass-through %s=%s overrides the rules' %s=%s" % (key, value, key, dec.env[key]))
         if key == "NCCL_SHM_DISABLE" and value == "1":
-            dec.warnings.append("NCCL_SHM_DISABLE=1 pushes single-host traffic to sockets (nccl-pcie.md): almost never wanted")
+            dec.warn("R7", "NCCL_SHM_DISABLE=1 pushes single-host traffic to sockets (nccl-pcie.md): almost never wanted")
         dec.env[key] = value
     if passthrough_env:
         dec.fire("R7", "explicit pass-through of %s" % ", ".join(sorted(passthrough_env)))
