@@ -22,7 +22,9 @@ description:
   - On failure the last set of files that reached ready is put back, the unit restarted and followed; the task
     still fails and reports both the failure and the rollback. Secrets are redacted from everything returned.
 author:
-  - gpufleet.sglang contributors
+  - gpufleet maintainers (@gpufleet)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
 options:
   unit:
     description: The systemd unit, for example C(sglang-main.service).
@@ -92,15 +94,15 @@ options:
     type: list
     elements: str
     default: []
-    no_log: true
 attributes:
   check_mode:
     support: full
     details: Reports whether a restart would happen and which files changed; touches nothing.
   diff_mode:
     support: none
-    details: The config's diff comes from the task that writes it (M(gpufleet.sglang.sglang_preflight) with O(dest)).
+    details: The config's diff comes from the task that writes it (M(gpufleet.sglang.sglang_preflight) with its C(dest) option).
   platform:
+    support: full
     platforms: posix
 notes:
   - The cause labels and what to do about each are listed in the collection's C(docs/startup-failure-causes.md).
