@@ -60,6 +60,13 @@ demo: venv lab-rootfs wheelhouse ## the main job: boot lab host(s) and deploy SG
 	$(LAB) inventory $(LAB_HOSTS) > build/lab-inventory.json
 	ansible-playbook -i build/lab-inventory.json -i inventory/lab deploy.yml
 
+.PHONY: bench
+bench: venv lab-rootfs wheelhouse ## the speed figures the issues name, each printed as JSON
+	python benchmarks/standin_capacity
+	python benchmarks/probe_capacity
+	python benchmarks/probe_accuracy
+	python benchmarks/launch_verdict
+
 .PHONY: lab-down
 lab-down: ## halt and remove every lab host
 	$(LAB) down

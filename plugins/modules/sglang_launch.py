@@ -89,6 +89,17 @@ options:
     description: Put the last files that reached ready back after a failed start, and restart with them.
     type: bool
     default: true
+  probe:
+    description:
+      - The last gate of a launch - after ready (and the settle time), run M(gpufleet.sglang.sglang_probe) with these
+        options (the same names, for example C(concurrency), C(output_tokens), C(min_decode_tps), C(max_ttft_ms),
+        C(baseline)). A gate that misses fails the launch (cause C(probe_gate_failed)) and rolls back.
+      - Empty (the default) skips the probe. C(base_url) defaults to this server's address.
+    type: dict
+    default: {}
+  probe_api_key:
+    description: The server's API key for the probe's requests.
+    type: str
   secrets:
     description: Values to mask in everything returned (API keys, tokens), besides what looks like a secret.
     type: list
@@ -155,6 +166,10 @@ phases:
   type: list
   elements: dict
   returned: when a launch was followed
+probe:
+  description: The probe's results (levels, gates, ceiling and efficiency), when O(probe) was given and the server got that far.
+  type: dict
+  returned: when probed
 failure:
   description: >-
     The diagnosis of a failed launch - outcome, reason, cause (a label from docs/startup-failure-causes.md, or
@@ -187,10 +202,13 @@ import time
 from typing import Any, Dict, List, Optional
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.gpufleet.sglang.plugins.module_utils.launch_state import (
     changed_files, current_state, load_manifest, restore_snapshot, save_snapshot)
 from ansible_collections.gpufleet.sglang.plugins.module_utils.launch_watch import StartWatch
+from ansible_collections.gpufleet.sglang.plugins.module_utils.probe_runner import (
+    ARGUMENT_SPEC as PROBE_SPEC, MUTUALLY_EXCLUSIVE as PROBE_EXCLUSIVE, ProbeError, probe_and_gate)
 from ansible_collections.gpufleet.sglang.plugins.module_utils.redact import redact
 from ansible_collections.gpufleet.sglang.plugins.module_utils.systemd_unit import (
     JournalFollower, http_status, journal_cursor, readiness_path, show_unit)
@@ -309,6 +327,30 @@ class Launcher:
             prober.stop()
             follower.close()
 
+    def probe_params(self) -> Dict[str, Any]:
+        """The probe's options with its defaults and types applied; bad ones fail the task before anything restarts."""
+        wanted = dict(self.module.params["probe"])
+        wanted.setdefault("base_url", "http://%s:%d" % (self.host, self.port))
+        if self.module.params["probe_api_key"]:
+            wanted.setdefault("api_key", self.module.params["probe_api_key"])
+        checked = ArgumentSpecValidator(PROBE_SPEC, mutually_exclusive=PROBE_EXCLUSIVE).validate(wanted)
+        if checked.error_messages:
+            self.module.fail_json(msg="sglang_launch: probe options: %s" % "; ".join(checked.error_messages))
+        return checked.validated_parameters
+
+    def probe_gate(self, launch: Dict[str, Any], result: Dict[str, Any]) -> Dict[str, Any]:
+        """Probe the ready server; a missed gate turns the launch into a failure that rolls back."""
+        try:
+            probe, missed = probe_and_gate(self.probe_params())
+        except ProbeError as exc:
+            probe, missed = {}, "the probe could not measure: %s" % exc
+        result["probe"] = probe
+        if missed is None:
+            return launch
+        failed = dict(launch, outcome="failed", reason="the probe gate missed", cause="probe_gate_failed",
+                      hint=redact(missed, self.secrets), traceback=None, error_message=None, last_lines=[])
+        return failed
+
     def run(self) -> Dict[str, Any]:
         params = self.module.params
         manifest = load_manifest(self.snapshot_dir)
@@ -319,6 +361,8 @@ class Launcher:
             changed = ["(files that this run would write)"]
             result["changed_files"] = changed
         need_restart = params["state"] == "restarted" or bool(changed) or not self.is_ready_now()
+        if params["probe"]:
+            self.probe_params()
         if not need_restart:
             result["ready"] = True
             return result
@@ -330,6 +374,8 @@ class Launcher:
 
         launch = self.launch_and_follow()
         result["phases"] = launch.get("phases", [])
+        if launch["outcome"] == "ready" and params["probe"]:
+            launch = self.probe_gate(launch, result)
         if launch["outcome"] == "ready":
             save_snapshot(self.snapshot_dir, self.files, {"ready_at": time.time(), "unit": self.unit,
                                                           "endpoint": {"host": self.host, "port": self.port, "path": self.path}})
@@ -391,6 +437,8 @@ def main() -> None:
             "stall_timeouts": {"type": "dict", "default": {}},
             "rollback": {"type": "bool", "default": True},
             "settle_time": {"type": "float", "default": 5},
+            "probe": {"type": "dict", "default": {}},
+            "probe_api_key": {"type": "str", "no_log": True},
             "secrets": {"type": "list", "elements": "str", "default": [], "no_log": True},
         },
         supports_check_mode=True,

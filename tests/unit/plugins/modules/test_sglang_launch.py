@@ -194,7 +194,7 @@ def params_for(files, **changes):
     paths, state_dir = files
     params = {"unit": UNIT, "files": paths, "files_changed": False, "state_dir": state_dir, "state": "started", "host": "0.0.0.0",
               "port": 30000, "sglang_version": "0.5.23", "readiness_path": None, "timeout": 60.0, "stall_timeout": 60.0,
-              "stall_timeouts": {}, "rollback": True, "settle_time": 0.0, "secrets": [SECRET]}
+              "stall_timeouts": {}, "rollback": True, "settle_time": 0.0, "probe": {}, "probe_api_key": None, "secrets": [SECRET]}
     params.update(changes)
     return params
 
@@ -442,3 +442,36 @@ def test_main_in_check_mode_exits_with_would_restart(monkeypatch, files, capsys)
     result = json.loads(capsys.readouterr().out)
     assert caught.value.code == 0 and result["changed"] is True and result["restarted"] is True
     assert result["changed_files"] == sorted(files[0]) and not host.calls
+
+
+# ------------------------------------------------------------------------------------------------ probe gate
+def test_a_probe_gate_that_passes_keeps_the_launch_and_returns_the_figures(monkeypatch, files):
+    snapshot(files)
+    break_config(files)
+    seen = []
+    monkeypatch.setattr(sglang_launch, "probe_and_gate", lambda params: (seen.append(params) or {"gates": {"passed": True}}, None))
+    host = Host([ready_launch()])
+    result = run(monkeypatch, host, params_for(files, probe={"concurrency": [1], "min_decode_tps": 20}, probe_api_key=SECRET))
+    assert result["ready"] is True and result["probe"] == {"gates": {"passed": True}} and "failure" not in result
+    assert seen[0]["base_url"] == "http://127.0.0.1:30000" and seen[0]["api_key"] == SECRET and seen[0]["output_tokens"] == 256
+
+
+def test_a_missed_probe_gate_fails_the_launch_and_rolls_back(monkeypatch, files):
+    snapshot(files)
+    break_config(files)
+    monkeypatch.setattr(sglang_launch, "probe_and_gate", lambda params: ({"gates": {"passed": False}}, "decode 27.9 tok/s < min_decode_tps 40"))
+    host = Host([ready_launch(), ready_launch(invocation="inv-rollback", pid="4400", previous=after_failure("inv-ready"))])
+    result = run(monkeypatch, host, params_for(files, probe={"min_decode_tps": 40}))
+    assert result["failure"]["cause"] == "probe_gate_failed" and "27.9" in result["failure"]["hint"]
+    assert result["rolled_back"] is True and result["rollback_ready"] is True
+    with open(files[0][0], "rb") as handle:
+        assert handle.read() == GOOD
+
+
+def test_bad_probe_options_fail_before_anything_restarts(monkeypatch, files):
+    snapshot(files)
+    break_config(files)
+    host = Host([ready_launch()])
+    with pytest.raises(Failed) as failed:
+        run(monkeypatch, host, params_for(files, probe={"concurrency": "lots", "no_such_option": 1}))
+    assert "probe options" in failed.value.args[0]["msg"] and not host.commands("restart")
