@@ -38,7 +38,7 @@ sanity: venv ## ansible-test sanity from a generated ansible_collections tree
 	tools/sanity
 
 .PHONY: units
-units: venv ## pytest: plugins, stand-ins, lab tool
+units: venv lab-rootfs wheelhouse ## pytest: plugins, stand-ins, the lab tool (boots real lab hosts)
 	python -m pytest
 
 .PHONY: molecule
