@@ -42,6 +42,15 @@ def usage(prompt: int, completion: int, cached: int, with_cache_report: bool) ->
             "prompt_tokens_details": {"cached_tokens": cached} if with_cache_report else None, "reasoning_tokens": 0}
 
 
+
+def json_object(request: Request) -> Optional[Dict[str, Any]]:
+    """The request's JSON body when it is an object, else None (the handler answers 400, as SGLang does)."""
+    try:
+        body = request.json()
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) else None
+
 class App:  # pylint: disable=too-many-instance-attributes
     """Routes and state of the served API."""
 
@@ -242,10 +251,8 @@ class App:  # pylint: disable=too-many-instance-attributes
         refused = self._refuse()
         if refused:
             return refused
-        try:
-            body = request.json()
-            assert isinstance(body, dict)
-        except (ValueError, AssertionError):
+        body = json_object(request)
+        if body is None:
             return openai_error("Invalid JSON body")
         prompt = body.get("prompt", "")
         prompt_text = prompt if isinstance(prompt, str) else " ".join(map(str, prompt))
@@ -293,10 +300,8 @@ class App:  # pylint: disable=too-many-instance-attributes
         refused = self._refuse()
         if refused:
             return refused
-        try:
-            body = request.json()
-            assert isinstance(body, dict) and isinstance(body.get("messages"), list)
-        except (ValueError, AssertionError):
+        body = json_object(request)
+        if body is None or not isinstance(body.get("messages"), list):
             return openai_error("Invalid request: 'messages' must be a list")
         messages: List[Dict[str, Any]] = body["messages"]
         prompt_tokens = tokens.count_chat(messages)
@@ -365,10 +370,8 @@ class App:  # pylint: disable=too-many-instance-attributes
         refused = self._refuse()
         if refused:
             return refused
-        try:
-            body = request.json()
-            assert isinstance(body, dict)
-        except (ValueError, AssertionError):
+        body = json_object(request)
+        if body is None:
             return openai_error("Invalid JSON body")
         texts = body.get("text")
         ids = body.get("input_ids")
