@@ -42,7 +42,6 @@ def usage(prompt: int, completion: int, cached: int, with_cache_report: bool) ->
             "prompt_tokens_details": {"cached_tokens": cached} if with_cache_report else None, "reasoning_tokens": 0}
 
 
-
 def json_object(request: Request) -> Optional[Dict[str, Any]]:
     """The request's JSON body when it is an object, else None (the handler answers 400, as SGLang does)."""
     try:
@@ -50,6 +49,7 @@ def json_object(request: Request) -> Optional[Dict[str, Any]]:
     except ValueError:
         return None
     return body if isinstance(body, dict) else None
+
 
 class App:  # pylint: disable=too-many-instance-attributes
     """Routes and state of the served API."""
