@@ -18,6 +18,12 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.systemd_unit impor
 # After the unit is gone or the scanner saw a fatal line whose traceback is still arriving, lines keep coming
 # for a moment (two processes share one pipe). This bounds the wait for them: the verdict stays under 1 s.
 TRACEBACK_GRACE_S = 0.6
+# journald reads a dead process's last output after the process is gone; on a loaded host that can lag. With no
+# fatal line seen yet, a unit exit waits (this long at most) for systemd's own "Main process exited" line, which
+# comes after the process's output, so the evidence is not cut off.
+EXIT_DRAIN_MAX_S = 5.0
+_SYSTEMD_EXIT_WORDS = ("Main process exited", "Failed with result", "Control process exited")
+LINES_QUIET_S = 0.3  # after systemd's exit line, lines that still arrive this close together belong to the dead process
 
 _STALL_HINT = {
     "weights_loading": "weights are still loading: a cold download inside the start looks like this (use the model_cache role), "
@@ -49,6 +55,8 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
         self.readiness_lost_status: Optional[int] = None
         self.exit_reason: Optional[str] = None
         self.exit_seen_at: Optional[float] = None
+        self.exit_logged = False  # systemd's own line about the main process's end has arrived
+        self.last_line_at = started_at
         self.failure_seen_at: Optional[float] = None
         self.lines = 0
 
@@ -56,7 +64,10 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
     def on_line(self, text: str, now: float, timestamp: Optional[float] = None) -> None:
         """A journal line of the unit (SGLang's own output or systemd's words about the unit)."""
         self.scanner.feed(text, timestamp if timestamp is not None else now)
+        if not self.exit_logged and any(words in text for words in _SYSTEMD_EXIT_WORDS):
+            self.exit_logged = True
         self.lines += 1
+        self.last_line_at = now
         self.last_activity = now
         if self.failure_seen_at is None and self.scanner.result_outcome() == "failed":
             self.failure_seen_at = now
@@ -126,8 +137,13 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
             return self._ready(now)
         if self.exit_reason is not None:
             # The grace runs from the first sign of the end (a fatal line or the exit); seeing the exit never extends it.
-            since = min(t for t in (self.exit_seen_at, self.failure_seen_at, now) if t is not None)
+            # The traceback's grace runs from the fatal line (an exit seen later never extends it); without a fatal
+            # line yet, from the exit, and then as long as the dead process's lines are still arriving (bounded).
+            since = self.failure_seen_at if self.failure_seen_at is not None else (self.exit_seen_at if self.exit_seen_at is not None else now)
             if now - since < TRACEBACK_GRACE_S and not self.scanner.is_final:
+                return None
+            still_arriving = not self.exit_logged or now - self.last_line_at < LINES_QUIET_S
+            if self.failure_seen_at is None and self.lines and still_arriving and now - since < EXIT_DRAIN_MAX_S:
                 return None
             self.scanner.close(exited=True)
             return self._failed(now, reason=self.exit_reason)

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.launch_watch import TRACEBACK_GRACE_S, StartWatch, phase_timings
+from ansible_collections.gpufleet.sglang.plugins.module_utils.launch_watch import EXIT_DRAIN_MAX_S, TRACEBACK_GRACE_S, StartWatch, phase_timings
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup_log import PHASES
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "startup_logs")
@@ -153,6 +153,8 @@ def test_a_traceback_alone_is_not_fatal():
 def test_a_unit_exit_without_a_log_fails_after_the_grace():
     watch = following()
     watch.on_unit(unit(active="failed", sub="failed", pid="0", result="signal", code="2", status="9"), T0 + 30.0)
+    watch.on_line("2026-11-30T11:20:44.000000+00:00 lab1 systemd[1]: sglang-main.service: Main process exited, code=killed, status=9/KILL",
+                  T0 + 30.0)
     assert watch.verdict(T0 + 30.0) is None
     assert watch.verdict(T0 + 30.0 + TRACEBACK_GRACE_S - 0.01) is None
     verdict = watch.verdict(T0 + 30.0 + TRACEBACK_GRACE_S + 0.01)
@@ -166,8 +168,30 @@ def test_a_unit_exit_at_time_zero_still_ends():
     """Explicit times may start at 0.0 (a fake clock): an exit seen at 0.0 must not wait forever."""
     watch = following(started_at=0.0)
     watch.on_unit(unit(active="failed", sub="failed", pid="0", result="exit-code", code="1", status="1"), 0.0)
+    watch.on_line("systemd[1]: sglang-main.service: Main process exited, code=exited, status=1/FAILURE", 0.0)
     verdict = watch.verdict(TRACEBACK_GRACE_S + 0.1)
     assert verdict is not None and verdict["outcome"] == "failed" and verdict["elapsed_s"] == TRACEBACK_GRACE_S + 0.1
+
+
+def test_an_exit_seen_before_its_log_lines_waits_for_them_boundedly():
+    """On a loaded host journald can deliver the dead process's traceback after systemd reported the exit."""
+    watch = following()
+    lines = _log("constructed_weights_oom_torch_0_5_23.log")
+    feed(watch, lines[:2], T0 + 29.0)  # it started logging
+    watch.on_unit(unit(active="activating", sub="auto-restart", pid="0", result="signal", code="2", status="9"), T0 + 30.0)
+    assert watch.verdict(T0 + 30.0 + TRACEBACK_GRACE_S + 0.5) is None  # no evidence and no systemd exit line yet
+    feed(watch, lines[2:16], T0 + 31.5)
+    verdict = watch.verdict(T0 + 32.5)
+    assert verdict is not None and verdict["cause"] == "gpu_out_of_memory"
+
+
+def test_an_exit_whose_lines_never_come_ends_after_the_drain_limit():
+    watch = following()
+    feed(watch, _log("constructed_weights_oom_torch_0_5_23.log")[:2], T0 + 29.0)
+    watch.on_unit(unit(active="failed", sub="failed", pid="0", result="signal", code="2", status="9"), T0 + 30.0)
+    assert watch.verdict(T0 + 30.0 + EXIT_DRAIN_MAX_S - 0.01) is None
+    verdict = watch.verdict(T0 + 30.0 + EXIT_DRAIN_MAX_S + 0.01)
+    assert verdict is not None and verdict["cause"] == "unknown"
 
 
 def test_a_unit_exit_after_a_fatal_line_does_not_extend_the_grace():
