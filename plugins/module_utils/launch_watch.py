@@ -18,9 +18,9 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.systemd_unit impor
 # After the unit is gone or the scanner saw a fatal line whose traceback is still arriving, lines keep coming
 # for a moment (two processes share one pipe). This bounds the wait for them: the verdict stays under 1 s.
 TRACEBACK_GRACE_S = 0.6
-# journald reads a dead process's last output after the process is gone; on a loaded host that can lag. With no
-# fatal line seen yet, a unit exit waits (this long at most) for systemd's own "Main process exited" line, which
-# comes after the process's output, so the evidence is not cut off.
+# journald reads a dead process's last output after the process is gone, and can deliver it late. While the evidence
+# is incomplete (no fatal line, or a traceback still open), a unit exit waits (this long at most) for systemd's own
+# "Main process exited" line, which comes after the process's output, so the diagnosis is not cut off.
 EXIT_DRAIN_MAX_S = 5.0
 _SYSTEMD_EXIT_WORDS = ("Main process exited", "Failed with result", "Control process exited")
 LINES_QUIET_S = 0.3  # after systemd's exit line, lines that still arrive this close together belong to the dead process
@@ -143,8 +143,9 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
             if now - since < TRACEBACK_GRACE_S and not self.scanner.is_final:
                 return None
             still_arriving = not self.exit_logged or now - self.last_line_at < LINES_QUIET_S
-            if self.failure_seen_at is None and self.lines and still_arriving and now - since < EXIT_DRAIN_MAX_S:
-                return None
+            exit_at = self.exit_seen_at if self.exit_seen_at is not None else since
+            if not self.scanner.is_final and self.lines and still_arriving and now - exit_at < EXIT_DRAIN_MAX_S:
+                return None  # the evidence is incomplete and the dead process's last lines are still on their way
             self.scanner.close(exited=True)
             return self._failed(now, reason=self.exit_reason)
         if self.failure_seen_at is not None:

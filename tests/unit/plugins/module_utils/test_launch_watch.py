@@ -10,7 +10,8 @@ import os
 
 import pytest
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.launch_watch import EXIT_DRAIN_MAX_S, TRACEBACK_GRACE_S, StartWatch, phase_timings
+from ansible_collections.gpufleet.sglang.plugins.module_utils.launch_watch import (EXIT_DRAIN_MAX_S, LINES_QUIET_S, TRACEBACK_GRACE_S, StartWatch,
+                                                                                    phase_timings)
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup_log import PHASES
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "startup_logs")
@@ -180,8 +181,8 @@ def test_an_exit_seen_before_its_log_lines_waits_for_them_boundedly():
     feed(watch, lines[:2], T0 + 29.0)  # it started logging
     watch.on_unit(unit(active="activating", sub="auto-restart", pid="0", result="signal", code="2", status="9"), T0 + 30.0)
     assert watch.verdict(T0 + 30.0 + TRACEBACK_GRACE_S + 0.5) is None  # no evidence and no systemd exit line yet
-    feed(watch, lines[2:16], T0 + 31.5)
-    verdict = watch.verdict(T0 + 32.5)
+    last = feed(watch, lines[2:], T0 + 31.5)  # the traceback, then systemd's exit line
+    verdict = watch.verdict(last + LINES_QUIET_S + 0.01)
     assert verdict is not None and verdict["cause"] == "gpu_out_of_memory"
 
 
@@ -194,14 +195,17 @@ def test_an_exit_whose_lines_never_come_ends_after_the_drain_limit():
     assert verdict is not None and verdict["cause"] == "unknown"
 
 
-def test_a_unit_exit_after_a_fatal_line_does_not_extend_the_grace():
+def test_an_exit_after_an_open_traceback_waits_for_systemds_exit_line_then_ends():
     watch = following()
     lines = _log("constructed_weights_oom_torch_0_5_23.log")[:16]
     feed(watch, lines, T0 + 60.0)
     fatal_at = watch.failure_seen_at
     watch.on_unit(unit(active="activating", sub="auto-restart", pid="0", result="signal", code="2", status="9"), fatal_at + 0.5)
     assert watch.verdict(fatal_at + 0.55) is None
-    verdict = watch.verdict(fatal_at + TRACEBACK_GRACE_S + 0.01)  # within 0.6 s of the fatal line, whenever the exit was seen
+    assert watch.verdict(fatal_at + TRACEBACK_GRACE_S + 0.01) is None  # the traceback is open and systemd's line has not come
+    watch.on_line("systemd[1]: sglang.service: Main process exited, code=killed, status=9/KILL", fatal_at + 0.7)
+    assert watch.verdict(fatal_at + 0.8) is None  # lines may still be arriving
+    verdict = watch.verdict(fatal_at + 0.7 + LINES_QUIET_S + 0.01)
     assert verdict is not None and verdict["cause"] == "gpu_out_of_memory"
     assert verdict["reason"] == "the main process exited and systemd is restarting it (killed by signal 9/KILL)"
     assert verdict["failure_seen_at"] == fatal_at
