@@ -10,8 +10,8 @@ import os
 
 import pytest
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.launch_watch import (EXIT_DRAIN_MAX_S, LINES_QUIET_S, TRACEBACK_GRACE_S, StartWatch,
-                                                                                    phase_timings)
+from ansible_collections.gpufleet.sglang.plugins.module_utils.launch_watch import (
+    EXIT_DRAIN_MAX_S, LINES_QUIET_S, TRACEBACK_GRACE_S, StartWatch, phase_timings)
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup_log import PHASES
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "startup_logs")
