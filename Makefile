@@ -53,12 +53,20 @@ lab-rootfs: ## build the cached lab root filesystem (once; again when its recipe
 wheelhouse: venv ## wheels that pip inside lab hosts installs from, offline
 	tools/wheelhouse
 
-LAB_HOSTS ?= lab1
+LAB_INVENTORY ?= inventory/lab
 .PHONY: demo
-demo: venv lab-rootfs wheelhouse ## the main job: boot lab host(s) and deploy SGLang (the stand-in) to them
-	$(LAB) up --wheelhouse build/wheelhouse $(LAB_HOSTS)
-	$(LAB) inventory $(LAB_HOSTS) > build/lab-inventory.json
-	ansible-playbook -i build/lab-inventory.json -i inventory/lab deploy.yml
+demo: venv lab-rootfs wheelhouse ## the main job: boot the 4-host lab fleet, deploy SGLang (the stand-in), print each host's summary
+	tools/lab/up-inventory $(LAB_INVENTORY) build/lab-inventory.json --wheelhouse build/wheelhouse
+	ansible-playbook -i $(LAB_INVENTORY) -i build/lab-inventory.json deploy.yml
+
+.PHONY: demo-rollout
+demo-rollout: ## after `make demo`: roll a flag change out to the lab fleet, canary first (CHANGE='{"enable_torch_compile": true}')
+	ansible-playbook -i $(LAB_INVENTORY) -i build/lab-inventory.json playbooks/rollout.yml \
+		-e '{"sglang_server_extra_args": $(or $(CHANGE),{"enable_torch_compile": true})}'
+
+.PHONY: demo-tune
+demo-tune: ## after `make demo`: try candidate flags one at a time on lab1, keep only real gains (report in build/tune/)
+	ansible-playbook -i $(LAB_INVENTORY) -i build/lab-inventory.json playbooks/tune.yml -e tune_host=lab1
 
 .PHONY: bench
 bench: venv lab-rootfs wheelhouse ## the speed figures the issues name, each printed as JSON

@@ -97,6 +97,14 @@ options:
       - Empty (the default) skips the probe. C(base_url) defaults to this server's address.
     type: dict
     default: {}
+  probe_against_last_good:
+    description:
+      - Gate the probe against this server's own previous figures - those measured by the last launch that reached
+        ready, saved with its snapshot. A figure worse by more than the probe's C(baseline_tolerance) percent (default 5)
+        fails the launch and rolls back. A rollout uses it so that a change which makes a host slower does not spread.
+      - Ignored when O(probe) has its own C(baseline). Without saved figures (the first probed launch) only the other gates apply.
+    type: bool
+    default: false
   probe_api_key:
     description: The server's API key for the probe's requests.
     type: str
@@ -170,6 +178,16 @@ probe:
   description: The probe's results (levels, gates, ceiling and efficiency), when O(probe) was given and the server got that far.
   type: dict
   returned: when probed
+probe_baseline:
+  description: Where the probe's regression gate took its baseline - C(option), C(last_good) (with the time those figures were measured) or C(none).
+  type: str
+  returned: when probed
+last_good_probe:
+  description:
+    - The probe figures saved with the last launch that reached ready (levels, accept length, ceiling, efficiency,
+      started_at), so a run that restarts nothing can still report how the server performs.
+  type: dict
+  returned: when the server was not restarted and such figures exist
 failure:
   description: >-
     The diagnosis of a failed launch - outcome, reason, cause (a label from docs/startup-failure-causes.md, or
@@ -263,6 +281,7 @@ class Launcher:
         self.path: str = params["readiness_path"] or readiness_path(params["sglang_version"])
         self.secrets = [s for s in params["secrets"] if s]
         self.hostname = platform.node() or "localhost"
+        self.last_good_figures: Optional[Dict[str, Any]] = None
 
     def run_command(self, args: List[str]) -> Any:
         return self.module.run_command(args)
@@ -333,6 +352,8 @@ class Launcher:
         wanted.setdefault("base_url", "http://%s:%d" % (self.host, self.port))
         if self.module.params["probe_api_key"]:
             wanted.setdefault("api_key", self.module.params["probe_api_key"])
+        if self.module.params["probe_against_last_good"] and wanted.get("baseline") is None and self.last_good_figures:
+            wanted["baseline"] = {"levels": self.last_good_figures["levels"]}
         checked = ArgumentSpecValidator(PROBE_SPEC, mutually_exclusive=PROBE_EXCLUSIVE).validate(wanted)
         if checked.error_messages:
             self.module.fail_json(msg="sglang_launch: probe options: %s" % "; ".join(checked.error_messages))
@@ -345,15 +366,25 @@ class Launcher:
         except ProbeError as exc:
             probe, missed = {}, "the probe could not measure: %s" % exc
         result["probe"] = probe
+        result["probe_baseline"] = self.baseline_source()
         if missed is None:
             return launch
         failed = dict(launch, outcome="failed", reason="the probe gate missed", cause="probe_gate_failed",
                       hint=redact(missed, self.secrets), traceback=None, error_message=None, last_lines=[])
         return failed
 
+    def baseline_source(self) -> str:
+        """What the regression gate compared against, in words for the result."""
+        if self.module.params["probe"].get("baseline") is not None:
+            return "option"
+        if self.module.params["probe_against_last_good"] and self.last_good_figures:
+            return "last_good (measured %s)" % self.last_good_figures.get("started_at", "at an unknown time")
+        return "none"
+
     def run(self) -> Dict[str, Any]:
         params = self.module.params
         manifest = load_manifest(self.snapshot_dir)
+        self.last_good_figures = probe_figures((manifest or {}).get("probe"))
         changed = changed_files(current_state(self.files), manifest)
         result: Dict[str, Any] = {"changed": False, "restarted": False, "changed_files": changed, "ready": False, "rolled_back": False,
                                   "readiness_url": "http://%s:%d%s" % (self.host, self.port, self.path), "unit": self.unit}
@@ -365,6 +396,8 @@ class Launcher:
             self.probe_params()
         if not need_restart:
             result["ready"] = True
+            if self.last_good_figures:
+                result["last_good_probe"] = self.last_good_figures
             return result
         result.update(changed=True, restarted=True)
         if self.module.check_mode:
@@ -377,8 +410,12 @@ class Launcher:
         if launch["outcome"] == "ready" and params["probe"]:
             launch = self.probe_gate(launch, result)
         if launch["outcome"] == "ready":
-            save_snapshot(self.snapshot_dir, self.files, {"ready_at": time.time(), "unit": self.unit,
-                                                          "endpoint": {"host": self.host, "port": self.port, "path": self.path}})
+            extra = {"ready_at": time.time(), "unit": self.unit, "endpoint": {"host": self.host, "port": self.port, "path": self.path}}
+            # Figures travel with the files they were measured on: a launch without a probe keeps none.
+            figures = probe_figures(result.get("probe"))
+            if figures:
+                extra["probe"] = figures
+            save_snapshot(self.snapshot_dir, self.files, extra)
             result.update(ready=True, time_to_ready_s=launch["elapsed_s"], ready_noticed_at=launch["ready_noticed_at"],
                           main_pid=launch["main_pid"], restarts=launch["restarts"], ready_line=launch.get("ready_line"))
             return result
@@ -398,6 +435,19 @@ class Launcher:
             result["stopped"] = True
         result["msg"] = failure_message(self.unit, launch, result)
         return result
+
+
+def probe_figures(probe: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """The part of a probe result worth keeping as the next launch's baseline and for summaries (no Markdown,
+    no per-request rows); None when there is nothing measured."""
+    if not isinstance(probe, dict) or not isinstance(probe.get("levels"), list) or not probe["levels"]:
+        return None
+    levels = [{k: v for k, v in level.items() if k != "request_details"} for level in probe["levels"] if isinstance(level, dict)]
+    keep = ("started_at", "model", "server_version", "endpoint", "output_tokens", "accept_length", "ceiling", "efficiency",
+            "efficiency_concurrency", "verdict")
+    figures = {k: probe.get(k) for k in keep if probe.get(k) is not None}
+    figures["levels"] = levels
+    return figures
 
 
 def failure_message(unit: str, launch: Dict[str, Any], result: Dict[str, Any]) -> str:
@@ -438,6 +488,7 @@ def main() -> None:
             "rollback": {"type": "bool", "default": True},
             "settle_time": {"type": "float", "default": 5},
             "probe": {"type": "dict", "default": {}},
+            "probe_against_last_good": {"type": "bool", "default": False},
             "probe_api_key": {"type": "str", "no_log": True},
             "secrets": {"type": "list", "elements": "str", "default": [], "no_log": True},
         },

@@ -194,7 +194,8 @@ def params_for(files, **changes):
     paths, state_dir = files
     params = {"unit": UNIT, "files": paths, "files_changed": False, "state_dir": state_dir, "state": "started", "host": "0.0.0.0",
               "port": 30000, "sglang_version": "0.5.23", "readiness_path": None, "timeout": 60.0, "stall_timeout": 60.0,
-              "stall_timeouts": {}, "rollback": True, "settle_time": 0.0, "probe": {}, "probe_api_key": None, "secrets": [SECRET]}
+              "stall_timeouts": {}, "rollback": True, "settle_time": 0.0, "probe": {}, "probe_against_last_good": False, "probe_api_key": None,
+              "secrets": [SECRET]}
     params.update(changes)
     return params
 
@@ -475,3 +476,59 @@ def test_bad_probe_options_fail_before_anything_restarts(monkeypatch, files):
     with pytest.raises(Failed) as failed:
         run(monkeypatch, host, params_for(files, probe={"concurrency": "lots", "no_such_option": 1}))
     assert "probe options" in failed.value.args[0]["msg"] and not host.commands("restart")
+
+
+# ------------------------------------------------------------------------------------------------ own previous figures
+PROBED = {"started_at": "2026-11-30T10:00:00+00:00", "accept_length": 2.1, "efficiency": 0.88, "markdown": "# long report",
+          "levels": [{"concurrency": 1, "decode_tps": {"mean": 54.0}, "request_details": [{"ttft_ms": 80}]}]}
+
+
+def test_figures_of_a_probed_launch_are_kept_with_its_snapshot_and_reported_when_nothing_restarts(monkeypatch, files):
+    snapshot(files)
+    break_config(files)
+    monkeypatch.setattr(sglang_launch, "probe_and_gate", lambda params: (dict(PROBED, gates={"passed": True}), None))
+    run(monkeypatch, Host([ready_launch()]), params_for(files, probe={"concurrency": [1]}))
+    saved = load_manifest(os.path.join(files[1], "last-good"))["probe"]
+    assert saved["levels"] == [{"concurrency": 1, "decode_tps": {"mean": 54.0}}] and saved["accept_length"] == 2.1
+    assert "markdown" not in saved and "gates" not in saved
+    again = run(monkeypatch, Host(), params_for(files, probe={"concurrency": [1]}))
+    assert again["restarted"] is False and again["last_good_probe"] == saved
+
+
+def test_a_launch_without_a_probe_keeps_no_figures(monkeypatch, files):
+    snapshot(files)
+    break_config(files)
+    run(monkeypatch, Host([ready_launch()]), params_for(files))
+    assert "probe" not in load_manifest(os.path.join(files[1], "last-good"))
+    assert "last_good_probe" not in run(monkeypatch, Host(), params_for(files))
+
+
+def test_probe_against_last_good_gates_on_the_saved_figures(monkeypatch, files):
+    paths, state_dir = files
+    save_snapshot(os.path.join(state_dir, "last-good"), paths, {"ready_at": 1.0, "unit": UNIT, "probe": sglang_launch.probe_figures(PROBED)})
+    break_config(files)
+    seen = []
+    monkeypatch.setattr(sglang_launch, "probe_and_gate", lambda params: (seen.append(params) or {"levels": [], "gates": {"passed": True}}, None))
+    result = run(monkeypatch, Host([ready_launch()]), params_for(files, probe={"concurrency": [1]}, probe_against_last_good=True))
+    assert seen[0]["baseline"] == {"levels": [{"concurrency": 1, "decode_tps": {"mean": 54.0}}]}
+    assert result["probe_baseline"] == "last_good (measured 2026-11-30T10:00:00+00:00)"
+
+
+def test_an_explicit_baseline_wins_over_the_last_good_figures(monkeypatch, files):
+    paths, state_dir = files
+    save_snapshot(os.path.join(state_dir, "last-good"), paths, {"ready_at": 1.0, "unit": UNIT, "probe": sglang_launch.probe_figures(PROBED)})
+    break_config(files)
+    seen = []
+    monkeypatch.setattr(sglang_launch, "probe_and_gate", lambda params: (seen.append(params) or {"levels": [], "gates": {"passed": True}}, None))
+    own = [{"concurrency": 1, "decode_tps": {"mean": 10.0}}]
+    result = run(monkeypatch, Host([ready_launch()]), params_for(files, probe={"baseline": own}, probe_against_last_good=True))
+    assert seen[0]["baseline"] == own and result["probe_baseline"] == "option"
+
+
+def test_without_saved_figures_the_regression_gate_has_no_baseline(monkeypatch, files):
+    snapshot(files)
+    break_config(files)
+    seen = []
+    monkeypatch.setattr(sglang_launch, "probe_and_gate", lambda params: (seen.append(params) or {"levels": [], "gates": {"passed": True}}, None))
+    result = run(monkeypatch, Host([ready_launch()]), params_for(files, probe={"concurrency": [1]}, probe_against_last_good=True))
+    assert seen[0].get("baseline") is None and result["probe_baseline"] == "none"
