@@ -455,7 +455,7 @@ def failure_message(unit: str, launch: Dict[str, Any], result: Dict[str, Any]) -
     text = "SGLang (%s) failed to start: %s; cause %s in phase %s." % (unit, launch["reason"], launch["cause"], launch.get("phase") or "none")
     if launch.get("error_message"):
         text += " Error: %s." % launch["error_message"]
-    text += " Hint: %s." % launch["hint"]
+    text += " Hint: %s." % str(launch["hint"]).rstrip(". ")
     if result.get("rolled_back"):
         rollback = result["rollback"]
         if rollback["outcome"] == "ready":
