@@ -74,6 +74,7 @@ bench: venv lab-rootfs wheelhouse ## the speed figures the issues name, each pri
 	python benchmarks/probe_capacity
 	python benchmarks/probe_accuracy
 	python benchmarks/launch_verdict
+	python benchmarks/rollout_scaling
 
 .PHONY: lab-down
 lab-down: ## halt and remove every lab host

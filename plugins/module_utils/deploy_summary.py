@@ -69,6 +69,8 @@ def instance_line(name: str, run: Dict[str, Any]) -> str:
     if run.get("restarted"):
         changed = [os.path.basename(str(path)) for path in run.get("changed_files") or []]
         why = "changed %s" % ", ".join(changed) if changed else "restart requested or not ready before"
+        if run.get("check_mode"):
+            return "%s, would restart (%s); nothing was touched (check mode)" % (head, why)
         ready = _num(run.get("time_to_ready_s"))
         launch = "restarted (%s)%s" % (why, ", ready in %.1f s" % ready if ready is not None else "")
     else:

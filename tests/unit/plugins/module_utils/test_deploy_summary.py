@@ -52,3 +52,8 @@ def test_the_filter_refuses_what_is_not_sglang_server_results():
     assert summary({"main": RUN})[0].startswith("main: SGLang 0.5.23")
     with pytest.raises(AnsibleFilterError, match="sglang_server_results"):
         summary(["main"])
+
+
+def test_check_mode_says_would_restart_and_shows_no_figures():
+    line = instance_line("main", dict(RUN, check_mode=True, time_to_ready_s=None, probe=None))
+    assert line == "main: SGLang 0.5.23 on port 30000, would restart (changed main.yaml); nothing was touched (check mode)"
