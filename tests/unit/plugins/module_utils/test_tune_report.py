@@ -256,8 +256,8 @@ def test_svg_parses_and_has_a_bar_per_measured_row_coloured_by_verdict(report):
     root = ET.fromstring(report["svg"])
     assert root.tag == SVG + "svg"
     bars = [rect for rect in root.iter(SVG + "rect") if rect.find(SVG + "title") is not None and rect.get("fill") != "none"]
-    assert [bar.get("fill") for bar in bars] == ["#4c78a8", "#54a24b", "#9d9d9d", "#f58518", "#54a24b"]
-    widths = [float(bar.get("width")) for bar in bars]
+    assert [rect.get("fill") for rect in bars] == ["#4c78a8", "#54a24b", "#9d9d9d", "#f58518", "#54a24b"]
+    widths = [float(rect.get("width")) for rect in bars]
     assert widths[4] > widths[1] > widths[0] > widths[3]   # means 60.3 > 54.2 > 50.25 > 45.1
     empty = [rect for rect in root.iter(SVG + "rect") if rect.get("fill") == "none"]
     assert len(empty) == 3
