@@ -595,10 +595,11 @@ def tune_report(candidates: Any, baseline: Any, ceiling: Any = None, min_gain_pc
     kept_rows = sorted((row for row in rows if row["verdict"] == "keep"), key=lambda row: -row["gain_pct"])
     winning, notes = combine_args(base_args, kept_rows)
     baseline_out = dict(_public(base_stats), args=base_args, efficiency=_efficiency(base_stats["raw_mean"], ceiling_tps))
-    for row in [baseline_out] + rows:
-        if row["efficiency"] is not None and row["efficiency"] > 1.0:
-            notes.append("%s decodes faster than the ceiling (%.2f > %.2f tok/s): the ceiling's inputs (GPU, dtype, accept length) "
-                         "are likely wrong" % (row.get("name", "the base config"), row["mean"], ceiling_tps))
+    above = ["%s (%.2f)" % (row.get("name", "the base config"), row["mean"]) for row in [baseline_out] + rows
+             if row["efficiency"] is not None and row["efficiency"] > 1.0]
+    if above:
+        notes.append("faster than the %.2f tok/s ceiling: %s; the ceiling's inputs (GPU, dtype, accept length) are likely wrong"
+                     % (ceiling_tps, ", ".join(above)))
     report = {"metric": str(metric), "min_gain_pct": floor, "ceiling": top, "baseline": baseline_out, "rows": rows,
               "kept": [row["name"] for row in kept_rows], "winning_args": winning, "notes": notes}
     report["markdown"] = render_markdown(report)
