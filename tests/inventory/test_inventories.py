@@ -8,7 +8,6 @@ and every other playbook is run with --syntax-check. Its vaulted API key is neve
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -26,20 +25,6 @@ CT129 = ROOT / "inventory" / "ct129"
 LAB = ROOT / "inventory" / "lab"
 
 pytestmark = pytest.mark.skipif(PLAYBOOK is None or INVENTORY is None, reason="ansible-core is not installed")
-
-
-@pytest.fixture(name="ansible_env")
-def ansible_environment(tmp_path):
-    tree = tmp_path / "collections" / "ansible_collections" / "gpufleet"
-    tree.mkdir(parents=True)
-    os.symlink(ROOT, tree / "sglang")
-    env = dict(os.environ)
-    env.update(ANSIBLE_COLLECTIONS_PATH=str(tmp_path / "collections"), ANSIBLE_HOME=str(tmp_path / "home"),
-               ANSIBLE_LOCAL_TEMP=str(tmp_path / "home" / "tmp"), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0",
-               ANSIBLE_PYTHON_INTERPRETER=sys.executable, ANSIBLE_RETRY_FILES_ENABLED="0")
-    env.pop("ANSIBLE_CONFIG", None)
-    env.pop("ANSIBLE_VAULT_PASSWORD_FILE", None)
-    return env
 
 
 def run(env, *args):

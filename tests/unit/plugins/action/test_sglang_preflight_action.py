@@ -10,7 +10,6 @@ unreachable hosts (the preflight must never connect to them), and a fake SGLang 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -54,20 +53,6 @@ def test_history_is_added_only_for_keys_the_release_lacks():
 # End to end
 
 needs_ansible = pytest.mark.skipif(PLAYBOOK is None, reason="ansible-playbook is not installed")
-
-
-@pytest.fixture(name="ansible_env")
-def ansible_environment(tmp_path):
-    tree = tmp_path / "collections" / "ansible_collections" / "gpufleet"
-    tree.mkdir(parents=True)
-    os.symlink(ROOT, tree / "sglang")
-    env = dict(os.environ)
-    env.update(ANSIBLE_COLLECTIONS_PATH=str(tmp_path / "collections"), ANSIBLE_HOME=str(tmp_path / "home"),
-               ANSIBLE_LOCAL_TEMP=str(tmp_path / "home" / "tmp"), ANSIBLE_REMOTE_TEMP=str(tmp_path / "home" / "rtmp"),
-               ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", ANSIBLE_HOST_KEY_CHECKING="0",
-               ANSIBLE_PYTHON_INTERPRETER=sys.executable, ANSIBLE_RETRY_FILES_ENABLED="0")
-    env.pop("ANSIBLE_CONFIG", None)
-    return env
 
 
 def playbook(env, cwd, *args):
