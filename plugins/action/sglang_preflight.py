@@ -20,14 +20,14 @@ import os
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.sglang_flags import (
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.lint import (
     ReleaseError,
     build_history,
     lint_server_args,
     normalise_key,
     select_table_release,
 )
-from ansible_collections.gpufleet.sglang.plugins.module_utils.sglang_flags_preflight import (
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.preflight import (
     ARGUMENT_SPEC,
     build_result,
     merge_secret_args,

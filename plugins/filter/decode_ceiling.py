@@ -13,8 +13,8 @@ from typing import Any, Callable, Dict
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.decode_ceiling import CeilingError
-from ansible_collections.gpufleet.sglang.plugins.module_utils.decode_ceiling import decode_ceiling as _decode_ceiling
+from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu.ceiling import CeilingError
+from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu.ceiling import decode_ceiling as _decode_ceiling
 
 _KEYWORDS = ("gpu", "tp", "link", "pcie_gen", "pcie_width", "accept_length", "bandwidth_gbs", "gpu_facts", "p2p", "params_b",
              "active_params_b", "dtype", "bytes_per_param", "num_layers", "hidden_size", "allreduce_latency_us", "achievable_fraction")

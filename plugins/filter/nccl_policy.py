@@ -18,8 +18,8 @@ from typing import Any, Callable, Dict, List, Optional
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu_topology import is_nvlink, pair_key
-from ansible_collections.gpufleet.sglang.plugins.module_utils.nccl_policy import decide_nccl_policy
+from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu.topology import is_nvlink, pair_key
+from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu.nccl import decide_nccl_policy
 
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Values systemd's EnvironmentFile= parser takes verbatim; anything else is double-quoted and escaped.

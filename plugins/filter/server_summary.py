@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filter gpufleet.sglang.server_summary: one line per SGLang instance from ``sglang_server_results``.
 
-The wording lives in module_utils/deploy_summary.py; documentation: server_summary.yml beside this file.
+The wording lives in plugin_utils/deploy_summary.py; documentation: server_summary.yml beside this file.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.deploy_summary import server_summary as _server_summary
+from ansible_collections.gpufleet.sglang.plugins.plugin_utils.deploy_summary import server_summary as _server_summary
 
 
 def server_summary(results: Any, nccl_env: Optional[Dict[str, Any]] = None) -> List[str]:

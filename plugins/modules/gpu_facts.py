@@ -264,7 +264,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu_topology import (
+from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu.topology import (
     NVML_P2P_STATUS,
     NVML_TOPOLOGY_LEVELS,
     cpu_mask_to_list,

@@ -228,8 +228,8 @@ from typing import Any, Dict, List, Optional
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils import model_cache_hub_helper as helper_module
-from ansible_collections.gpufleet.sglang.plugins.module_utils.model_cache import (
+from ansible_collections.gpufleet.sglang.plugins.module_utils.model_cache import hub_helper as helper_module
+from ansible_collections.gpufleet.sglang.plugins.module_utils.model_cache.files import (
     DEFAULT_ALLOW_PATTERNS,
     check_space,
     describe_problems,
@@ -246,7 +246,7 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.model_cache import
     verify_model_dir,
     write_manifest,
 )
-from ansible_collections.gpufleet.sglang.plugins.module_utils.redact import redact
+from ansible_collections.gpufleet.sglang.plugins.module_utils.secrets import redact
 
 
 def helper_source() -> str:
@@ -256,7 +256,7 @@ def helper_source() -> str:
         return inspect.getsource(helper_module)
     except (OSError, TypeError):
         import pkgutil  # pylint: disable=import-outside-toplevel
-        data = pkgutil.get_data(helper_module.__name__.rpartition(".")[0], "model_cache_hub_helper.py")
+        data = pkgutil.get_data(helper_module.__name__.rpartition(".")[0], "hub_helper.py")
         if data is None:
             raise
         return data.decode("utf-8")
@@ -286,7 +286,7 @@ class HubCache:
         if not os.access(python, os.X_OK):
             self.fail("the service venv's interpreter %s does not exist: run gpufleet.sglang.sglang_install first, "
                       "or set model_cache_venv" % python)
-        script = os.path.join(self.module.tmpdir, "model_cache_hub_helper.py")
+        script = os.path.join(self.module.tmpdir, "hub_helper.py")
         with open(script, "w", encoding="utf-8") as handle:
             handle.write(helper_source())
         env = dict(os.environ)

@@ -116,7 +116,7 @@ from typing import Any, Dict, Optional
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.model_cache import format_progress, parse_progress
+from ansible_collections.gpufleet.sglang.plugins.module_utils.model_cache.files import format_progress, parse_progress
 
 
 def read_state(path: str, run_id: str) -> Dict[str, Any]:

@@ -139,7 +139,7 @@ from typing import Any, Dict
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.model_cache import (
+from ansible_collections.gpufleet.sglang.plugins.module_utils.model_cache.files import (
     check_space,
     describe_problems,
     free_bytes,

@@ -222,13 +222,13 @@ from typing import Any, Dict, List, Optional
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.launch_state import (
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.snapshot import (
     changed_files, current_state, load_manifest, restore_snapshot, save_snapshot)
-from ansible_collections.gpufleet.sglang.plugins.module_utils.launch_watch import StartWatch
-from ansible_collections.gpufleet.sglang.plugins.module_utils.probe_runner import (
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.watch import StartWatch
+from ansible_collections.gpufleet.sglang.plugins.module_utils.probe.runner import (
     ARGUMENT_SPEC as PROBE_SPEC, MUTUALLY_EXCLUSIVE as PROBE_EXCLUSIVE, ProbeError, probe_and_gate)
-from ansible_collections.gpufleet.sglang.plugins.module_utils.redact import redact
-from ansible_collections.gpufleet.sglang.plugins.module_utils.systemd_unit import (
+from ansible_collections.gpufleet.sglang.plugins.module_utils.secrets import redact
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.systemd import (
     JournalFollower, http_status, journal_cursor, readiness_path, show_unit)
 
 TICK_S = 0.1

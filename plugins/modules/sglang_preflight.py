@@ -269,7 +269,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes, to_native
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.sglang_flags import (
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.lint import (
     MASK,
     FlagTableError,
     finding,
@@ -278,7 +278,7 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.sglang_flags impor
     redact_text,
     secret_values,
 )
-from ansible_collections.gpufleet.sglang.plugins.module_utils.sglang_flags_preflight import (
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.preflight import (
     ARGUMENT_SPEC,
     build_result,
     interpret_parser_run,
@@ -286,7 +286,7 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.sglang_flags_prefl
     parser_command,
     render_for_report,
 )
-from ansible_collections.gpufleet.sglang.plugins.module_utils.server_config import config_sha256
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.server_config import config_sha256
 
 _YAML_KEY_LINE = re.compile(r"^(\s*-?\s*)([A-Za-z0-9_-]+)(\s*:\s*)(.+)$")
 

@@ -2,7 +2,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufleet.sglang contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Ansible module sglang_probe: a thin shell around module_utils/probe_runner.py."""
+"""Ansible module sglang_probe: a thin shell around module_utils/probe/runner.py."""
 
 from __future__ import annotations
 
@@ -338,7 +338,7 @@ import copy
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.probe_runner import (
+from ansible_collections.gpufleet.sglang.plugins.module_utils.probe.runner import (
     ARGUMENT_SPEC,
     MUTUALLY_EXCLUSIVE,
     ProbeError,

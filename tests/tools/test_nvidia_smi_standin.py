@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu_topology import (
+from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu.topology import (
     LINK_CLASSES,
     P2P_STATUSES,
     is_nvlink,

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.gpufleet.sglang.plugins.action import sglang_preflight as action
-from ansible_collections.gpufleet.sglang.plugins.module_utils import sglang_flags as sf
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags import lint as sf
 
 ROOT = Path(__file__).resolve().parents[4]
 DATA = ROOT / "data" / "sglang_flags"

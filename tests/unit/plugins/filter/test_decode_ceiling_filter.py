@@ -12,7 +12,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufleet.sglang.plugins.filter.decode_ceiling import FilterModule, decode_ceiling
-from ansible_collections.gpufleet.sglang.plugins.module_utils.decode_ceiling import decode_ceiling as model_ceiling
+from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu.ceiling import decode_ceiling as model_ceiling
 
 CONFIG = {"hidden_size": 5120, "intermediate_size": 17408, "num_hidden_layers": 64, "num_attention_heads": 40,
           "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936, "tie_word_embeddings": False, "torch_dtype": "bfloat16"}

@@ -19,7 +19,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufleet.sglang.plugins.filter import nccl_policy as plugin
 from ansible_collections.gpufleet.sglang.plugins.filter.nccl_policy import FilterModule, nccl_policy
-from ansible_collections.gpufleet.sglang.plugins.module_utils.nccl_policy import decide_nccl_policy
+from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu.nccl import decide_nccl_policy
 
 ROOT = Path(__file__).resolve().parents[4]
 PROFILES = ROOT / "tools" / "nvidia_smi_standin" / "profiles"

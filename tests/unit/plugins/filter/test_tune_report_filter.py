@@ -12,7 +12,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufleet.sglang.plugins.filter.tune_report import FilterModule, tune_report
-from ansible_collections.gpufleet.sglang.plugins.module_utils.tune_report import tune_report as model_report
+from ansible_collections.gpufleet.sglang.plugins.plugin_utils.tune_report import tune_report as model_report
 
 BASELINE = {"args": {"tp_size": 2}, "runs": [50.0, 50.5, 50.25]}
 CANDIDATES = [

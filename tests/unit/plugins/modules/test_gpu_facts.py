@@ -20,8 +20,8 @@ import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu_topology import split_pair
-from ansible_collections.gpufleet.sglang.plugins.module_utils.nccl_policy import decide_nccl_policy
+from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu.topology import split_pair
+from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu.nccl import decide_nccl_policy
 from ansible_collections.gpufleet.sglang.plugins.modules import gpu_facts
 from ansible_collections.gpufleet.sglang.plugins.modules.gpu_facts import GpuFacts, build_module
 

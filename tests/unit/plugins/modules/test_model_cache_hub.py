@@ -31,7 +31,7 @@ from ansible.module_utils import _internal as module_utils_internal
 
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils import model_cache_hub_helper as helper
+from ansible_collections.gpufleet.sglang.plugins.module_utils.model_cache import hub_helper as helper
 from ansible_collections.gpufleet.sglang.plugins.modules import model_cache_hub
 
 ROOT = Path(__file__).resolve().parents[4]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils import model_cache as mc
+from ansible_collections.gpufleet.sglang.plugins.module_utils.model_cache import files as mc
 from ansible_collections.gpufleet.sglang.plugins.modules import model_cache_verify
 
 ROOT = Path(__file__).resolve().parents[4]

@@ -16,9 +16,9 @@ import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils import launch_watch
-from ansible_collections.gpufleet.sglang.plugins.module_utils.launch_state import file_digest, load_manifest, save_snapshot
-from ansible_collections.gpufleet.sglang.plugins.module_utils.systemd_unit import UNIT_PROPERTIES, JournalLine
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup import watch as launch_watch
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.snapshot import file_digest, load_manifest, save_snapshot
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.systemd import UNIT_PROPERTIES, JournalLine
 from ansible_collections.gpufleet.sglang.plugins.modules import sglang_launch
 from ansible_collections.gpufleet.sglang.plugins.modules.sglang_launch import Launcher
 

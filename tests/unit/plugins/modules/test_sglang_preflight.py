@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils import sglang_flags as sf
-from ansible_collections.gpufleet.sglang.plugins.module_utils.server_config import render_server_config
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags import lint as sf
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.server_config import render_server_config
 from ansible_collections.gpufleet.sglang.plugins.modules import sglang_preflight
 
 ROOT = Path(__file__).resolve().parents[4]

@@ -13,7 +13,7 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpufleet.sglang.plugins.modules import sglang_probe
 
-_HELPER = Path(__file__).resolve().parents[1] / "module_utils" / "test_probe_fakeserver.py"
+_HELPER = Path(__file__).resolve().parents[1] / "module_utils" / "probe" / "test_probe_fakeserver.py"
 _SPEC = importlib.util.spec_from_file_location("probe_fakeserver_for_module", str(_HELPER))
 _FAKE = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(_FAKE)

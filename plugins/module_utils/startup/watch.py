@@ -1,0 +1,211 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.sglang contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""When is a start over? The launch module's decision logic, kept pure so it is tested with a fake clock.
+
+The module feeds three kinds of observations as they happen: journal lines, the unit's state
+(``systemctl show``) and the readiness endpoint's HTTP status. :class:`StartWatch` turns them into a verdict:
+ready, failed (with the scanner's cause, a stall, a timeout or the unit's own exit) or, while none holds yet,
+nothing. It never sleeps and never reads a clock itself.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, List, Mapping, Optional
+
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.scanner import StartupLogScanner
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.systemd import unit_exited
+
+# After the unit is gone or the scanner saw a fatal line whose traceback is still arriving, lines keep coming
+# for a moment (two processes share one pipe). This bounds the wait for them: the verdict stays under 1 s.
+TRACEBACK_GRACE_S = 0.6
+# journald reads a dead process's last output after the process is gone, and can deliver it late. While the evidence
+# is incomplete (no fatal line, or a traceback still open), a unit exit waits (this long at most) for systemd's own
+# "Main process exited" line, which comes after the process's output, so the diagnosis is not cut off.
+EXIT_DRAIN_MAX_S = 5.0
+_SYSTEMD_EXIT_WORDS = ("Main process exited", "Failed with result", "Control process exited")
+LINES_QUIET_S = 0.3  # after systemd's exit line, lines that still arrive this close together belong to the dead process
+
+_STALL_HINT = {
+    "weights_loading": "weights are still loading: a cold download inside the start looks like this (use the model_cache role), "
+                       "or raise sglang_server_stall_timeouts.weights_loading for a very large model on slow disks",
+    "cuda_graph_capture": "CUDA graph capture hangs: try cuda_graph_max_bs_decode lower, or disable the graph backends to confirm",
+    "parallel_init": "NCCL/distributed init hangs: a P2P path that the platform does not allow (ACS/IOMMU) is a known cause; "
+                     "try NCCL_P2P_DISABLE=1 through gpu_tuning_passthrough_env to confirm",
+}
+
+
+class StartWatch:  # pylint: disable=too-many-instance-attributes
+    """Follows one start: from the moment the restart was requested to ready or failure."""
+
+    def __init__(self, *, started_at: float, timeout: float, stall_timeout: float,
+                 stall_timeouts: Optional[Mapping[str, float]] = None, old_invocation: str = "",
+                 secrets: Iterable[str] = ()) -> None:
+        self.scanner = StartupLogScanner(secrets=secrets)
+        self.started_at = started_at
+        self.timeout = timeout
+        self.stall_timeout = stall_timeout
+        self.stall_timeouts = dict(stall_timeouts or {})
+        self.old_invocation = old_invocation
+        self.baseline: Optional[Dict[str, str]] = None  # the new invocation's first observed state
+        self.last_props: Dict[str, str] = {}
+        self.last_activity = started_at
+        self.last_phase: Optional[str] = None
+        self.http_ready_at: Optional[float] = None
+        self.readiness_lost_at: Optional[float] = None
+        self.readiness_lost_status: Optional[int] = None
+        self.exit_reason: Optional[str] = None
+        self.exit_seen_at: Optional[float] = None
+        self.exit_logged = False  # systemd's own line about the main process's end has arrived
+        self.last_line_at = started_at
+        self.failure_seen_at: Optional[float] = None
+        self.lines = 0
+
+    # --------------------------------------------------------------------------------------------- inputs
+    def on_line(self, text: str, now: float, timestamp: Optional[float] = None) -> None:
+        """A journal line of the unit (SGLang's own output or systemd's words about the unit)."""
+        self.scanner.feed(text, timestamp if timestamp is not None else now)
+        if not self.exit_logged and any(words in text for words in _SYSTEMD_EXIT_WORDS):
+            self.exit_logged = True
+        self.lines += 1
+        self.last_line_at = now
+        self.last_activity = now
+        if self.failure_seen_at is None and self.scanner.result_outcome() == "failed":
+            self.failure_seen_at = now
+
+    def on_unit(self, props: Mapping[str, str], now: float) -> None:
+        """The unit's state. The first state of a new invocation becomes the baseline for exit detection."""
+        self.last_props = dict(props)
+        invocation = props.get("InvocationID", "")
+        if self.baseline is None:
+            new_invocation = invocation and invocation != self.old_invocation
+            if new_invocation or props.get("ActiveState") == "failed":
+                self.baseline = dict(props)
+            else:
+                return  # the old process is still stopping, or systemd has not forked yet
+        if self.exit_reason is None:
+            reason = unit_exited(props, self.baseline)
+            if reason is None and props.get("ActiveState") == "failed":
+                reason = "the unit failed (Result=%s)" % props.get("Result", "?")
+            if reason:
+                self.exit_reason = reason
+                self.exit_seen_at = now
+
+    def on_http(self, status: Optional[int], now: float) -> None:
+        """The readiness endpoint's answer (None: nothing listens yet, which is normal while loading)."""
+        if status == 200 and self.baseline is not None and self.exit_reason is None and self.http_ready_at is None:
+            self.http_ready_at = now
+        elif status != 200 and self.http_ready_at is not None and self.readiness_lost_at is None:
+            self.readiness_lost_at = now
+            self.readiness_lost_status = status
+
+    def settle_verdict(self, now: float) -> Optional[Dict[str, Any]]:
+        """After ready, during the settle time: a server that dies or stops answering ready has not launched.
+
+        Real servers do this (a crash on the first batch, a scheduler that hangs after warmup); a launch that
+        declared victory at the first 200 would leave the box down.
+        """
+        if self.exit_reason is not None:
+            exit_at = now if self.exit_seen_at is None else self.exit_seen_at
+            if now - exit_at < TRACEBACK_GRACE_S:
+                return None
+            ready_at = now if self.http_ready_at is None else self.http_ready_at
+            return self._failed(now, reason="%s %.1f s after it was ready" % (self.exit_reason, exit_at - ready_at),
+                                cause="crashed_after_ready", hint="it served, then died: read the traceback and the last log lines; "
+                                "a crash on the first real batch often means memory headroom (mem_fraction_static) or a kernel problem",
+                                prefer_own=True)
+        if self.readiness_lost_at is not None:
+            ready_at = now if self.http_ready_at is None else self.http_ready_at
+            lost = (self.readiness_lost_status or "nothing", self.readiness_lost_at - ready_at)
+            return self._failed(now, reason="the readiness endpoint answered %s %.1f s after it was ready" % lost,
+                                cause="unhealthy_after_ready", hint="the server stopped answering ready (a hung scheduler shows as 503 from "
+                                "/health after SGLANG_HEALTH_CHECK_TIMEOUT): read the last log lines", prefer_own=True)
+        return None
+
+    @property
+    def following_new_process(self) -> bool:
+        """Only a new invocation's HTTP answers count: the old process may still answer while it drains."""
+        return self.baseline is not None
+
+    # --------------------------------------------------------------------------------------------- verdict
+    def verdict(self, now: float) -> Optional[Dict[str, Any]]:
+        """The decision at ``now``, or None to keep following."""
+        phase = self.scanner.current_phase()
+        if phase != self.last_phase:
+            self.last_phase = phase
+            self.last_activity = now
+        if self.http_ready_at is not None:
+            return self._ready(now)
+        if self.exit_reason is not None:
+            # The grace runs from the first sign of the end (a fatal line or the exit); seeing the exit never extends it.
+            # The traceback's grace runs from the fatal line (an exit seen later never extends it); without a fatal
+            # line yet, from the exit, and then as long as the dead process's lines are still arriving (bounded).
+            since = self.failure_seen_at if self.failure_seen_at is not None else (self.exit_seen_at if self.exit_seen_at is not None else now)
+            if now - since < TRACEBACK_GRACE_S and not self.scanner.is_final:
+                return None
+            still_arriving = not self.exit_logged or now - self.last_line_at < LINES_QUIET_S
+            exit_at = self.exit_seen_at if self.exit_seen_at is not None else since
+            if not self.scanner.is_final and self.lines and still_arriving and now - exit_at < EXIT_DRAIN_MAX_S:
+                return None  # the evidence is incomplete and the dead process's last lines are still on their way
+            self.scanner.close(exited=True)
+            return self._failed(now, reason=self.exit_reason)
+        if self.failure_seen_at is not None:
+            if not self.scanner.is_final and now - self.failure_seen_at < TRACEBACK_GRACE_S:
+                return None
+            self.scanner.close(exited=False)
+            return self._failed(now, reason="SGLang logged a fatal error")
+        stall_limit = self.stall_timeouts.get(phase or "", self.stall_timeout)
+        if now - self.last_activity > stall_limit:
+            self.scanner.close(exited=False)
+            quiet = now - self.last_activity
+            return self._failed(now, reason="stalled in %s for %.0f s (no new log line, no phase change)" % (phase or "startup", quiet),
+                                cause="stalled", hint=_STALL_HINT.get(phase or "", "raise sglang_server_stall_timeout if this phase is slow but healthy "
+                                                                      "on this host; otherwise read the last log lines"))
+        if now - self.started_at > self.timeout:
+            self.scanner.close(exited=False)
+            return self._failed(now, reason="not ready after %.0f s (overall timeout), last phase %s" % (now - self.started_at, phase or "none"),
+                                cause="timeout", hint="raise sglang_server_start_timeout if this host is slow but healthy")
+        return None
+
+    def _ready(self, now: float) -> Dict[str, Any]:
+        report = self.scanner.result()
+        return {
+            "outcome": "ready",
+            "reason": "the readiness endpoint answered 200",
+            "elapsed_s": round(now - self.started_at, 3),
+            "ready_noticed_at": self.http_ready_at,
+            "phase": report.get("phase"),
+            "phases": phase_timings(report.get("phases", []), self.started_at),
+            "ready_line": report.get("ready_line"),
+            "main_pid": int(self.last_props.get("MainPID", "0") or 0),
+            "restarts": int(self.last_props.get("NRestarts", "0") or 0),
+        }
+
+    def _failed(self, now: float, reason: str, cause: Optional[str] = None, hint: Optional[str] = None, prefer_own: bool = False) -> Dict[str, Any]:
+        report = self.scanner.result()
+        scanner_failed = report.get("outcome") == "failed" and not prefer_own
+        return {
+            "outcome": "failed",
+            "reason": reason,
+            "cause": (report.get("cause") if scanner_failed else None) or cause or "unknown",
+            "hint": (report.get("hint") if scanner_failed else None) or hint or "read the last log lines and the traceback",
+            "phase": report.get("phase"),
+            "phases": phase_timings(report.get("phases", []), self.started_at),
+            "traceback": report.get("traceback"),
+            "error_message": report.get("error_message"),
+            "fatal_line": report.get("fatal_line"),
+            "last_lines": report.get("last_lines", []),
+            "elapsed_s": round(now - self.started_at, 3),
+            "verdict_at": now,
+            "failure_seen_at": self.failure_seen_at if self.failure_seen_at is not None else self.exit_seen_at,
+            "unit": {k: self.last_props.get(k) for k in ("ActiveState", "SubState", "Result", "NRestarts", "ExecMainStatus")},
+        }
+
+
+def phase_timings(phases: List[Mapping[str, Any]], started_at: float) -> List[Dict[str, Any]]:
+    """Seconds from the restart to the first line of each phase, for the report."""
+    timings = []
+    for entry in phases:
+        seen = entry.get("first_seen")
+        timings.append({"phase": entry.get("phase"),
+                        "at_s": round(float(seen) - started_at, 3) if isinstance(seen, (int, float)) else None})
+    return timings

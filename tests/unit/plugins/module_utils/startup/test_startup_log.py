@@ -1,0 +1,462 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.sglang contributors
+# Apache License 2.0 (see galaxy.yml)
+"""Tests for the SGLang startup-log scanner, on real logs from public issues (data/startup_logs/SOURCES.md)."""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+
+import pytest
+
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.scanner import (
+    AWAIT_TRACEBACK_LINES,
+    CAUSES,
+    PHASES,
+    StartupLogScanner,
+    classify,
+    hint_for,
+    parse_line,
+    scan_startup_log,
+)
+
+DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "startup_logs")
+
+# file, ended (the process is known to have exited after the last line), outcome, cause, phase,
+# is_final, whole (the file holds the fatal traceback from its header to its exception line), rank.
+CASES = [
+    # --- real logs from public issues -------------------------------------------------------------------
+    ("nccl_unhandled_system_error_4289.log", False, "failed", "nccl_error", "process_started", True, True, None),
+    ("nccl_unhandled_unindented_8974.log", False, "failed", "nccl_error", "process_started", True, True, None),
+    ("cuda_graph_illegal_memory_access_1467.log", False, "failed", "cuda_graph_capture_failed", "process_started", False, True, None),
+    ("cuda_graph_oom_deepep_5285.log", False, "failed", "cuda_graph_capture_failed", "process_started", False, True, None),
+    ("cuda_graph_compose_dp_attention_11218.log", False, "failed", "cuda_graph_capture_failed", "process_started", True, True, None),
+    ("warmup_502_2468.log", False, "failed", "warmup_failed", "http_up", True, True, None),
+    ("arch_not_supported_qwen2_2356.log", True, "failed", "unsupported_model_architecture", "process_started", True, True, "TP0"),
+    ("arch_import_error_gcc_4253.log", True, "failed", "kernel_compile_failed", "process_started", True, True, "TP1"),
+    ("tp6_not_divisible_two_ranks_4769.log", False, "failed", "parallelism_mismatch", "process_started", True, True, "TP3"),
+    ("argparse_unrecognized_enable_reasoning_4116.log", False, "failed", "invalid_arguments", "process_started", True, False, None),
+    ("argparse_reasoning_parser_underscore_12818.log", False, "failed", "invalid_arguments", "process_started", True, False, None),
+    ("p2p_custom_allreduce_cuh_552.log", False, "failed", "p2p_unsupported", "process_started", True, False, None),
+    ("p2p_warning_only_9707.log", False, "starting", None, "parallel_init", False, False, None),
+    ("p2p_warning_compose_12496.log", False, "starting", None, "parallel_init", False, False, None),
+    ("kernel_compile_capture_6801.log", False, "failed", "kernel_compile_failed", "kv_cache_allocated", False, True, None),
+    ("kernel_compile_chained_5389.log", True, "failed", "kernel_compile_failed", "cuda_graph_capture", True, False, "TP0"),
+    ("kernel_compile_flashinfer_dp_ep_2203.log", True, "failed", "kernel_compile_failed", "cuda_graph_capture", True, True, "DP0 TP0 EP0"),
+    ("dist_init_timeout_ipv6_7478.log", True, "failed", "distributed_init_failed", "process_started", True, False, "TP1"),
+    ("spec_eagle3_draft_worker_23490.log", True, "failed", "speculative_decoding_error", "process_started", True, False, "TP2"),
+    ("unknown_cut_traceback_kt_1969.log", True, "failed", "unknown", "process_started", True, False, "TP2"),
+    ("starting_capture_gemma3_4826.log", False, "starting", None, "cuda_graph_capture", False, False, None),
+    ("starting_kv_tp4_runai_22537.log", False, "starting", None, "kv_cache_allocated", False, False, None),
+    ("starting_weights_tp8_11716.log", False, "starting", None, "weights_loading", False, False, None),
+    ("starting_weights_tp1_15426.log", False, "starting", None, "weights_loading", False, False, None),
+    # --- built from SGLang's (and torch's, uvicorn's, transformers') own strings ---------------------------
+    ("constructed_ready_0_5_23_journal.log", False, "ready", None, "ready", True, False, None),
+    ("constructed_kv_not_enough_memory_0_5_23.log", False, "failed", "gpu_out_of_memory", "weights_loading", True, True, "TP0"),
+    ("constructed_weights_oom_torch_0_5_23.log", False, "failed", "gpu_out_of_memory", "weights_loading", True, True, "TP1"),
+    ("constructed_language_only_encoder_urls_0_5_10.log", False, "failed", "incompatible_arguments", "process_started", False, True, None),
+    ("constructed_argparse_ambiguous_0_5_23.log", False, "failed", "invalid_arguments", "process_started", True, False, None),
+    ("constructed_argparse_removed_flag_0_5_23.log", False, "failed", "invalid_arguments", "process_started", True, False, None),
+    ("constructed_tp_nnodes_0_5_23.log", False, "failed", "parallelism_mismatch", "process_started", False, True, None),
+    ("constructed_port_in_use_0_5_23.log", False, "failed", "port_in_use", "cuda_graph_capture", True, False, None),
+    ("constructed_driver_too_old.log", False, "failed", "driver_mismatch", "process_started", True, True, None),
+    ("constructed_unsupported_gpu_sm120.log", False, "failed", "unsupported_gpu", "weights_loading", True, True, None),
+    ("constructed_model_not_found_hub_0_5_23.log", True, "failed", "model_unavailable", "process_started", True, True, None),
+    ("constructed_spec_unknown_algorithm_0_5_23.log", False, "failed", "speculative_decoding_error", "process_started", False, True, None),
+    ("constructed_hub_retry_then_ready.log", False, "ready", None, "ready", True, False, None),
+    ("constructed_request_error_after_ready.log", False, "ready", None, "ready", True, False, None),
+    ("constructed_shutdown_after_sigterm.log", False, "ready", None, "ready", True, False, None),
+    ("constructed_interleaved_ranks_journal_pids.log", False, "failed", "gpu_out_of_memory", "weights_loading", True, True, "TP0"),
+    ("constructed_warmup_401_secret_in_traceback.log", False, "failed", "warmup_failed", "warmup", True, True, None),
+]
+CASE_IDS = [case[0][:-4] for case in CASES]
+
+SECRETS = ["sk-gpufleet-3f9a8c2e7b1d4a6f0c5e", "adm-77aa55cc99ee", "sk-gpufleet-9d8c7b6a5f4e3d2c1b0a"]
+
+
+def _read(name):
+    with open(os.path.join(DATA, name), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def _strings(value):
+    """Every string inside a result, however nested."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
+
+
+def _feed(lines, ended, with_timestamps=False):
+    scanner = StartupLogScanner()
+    for index, line in enumerate(lines):
+        scanner.feed(line, timestamp=(1000.0 + index) if with_timestamps else None)
+    if ended:
+        scanner.close(exited=True)
+    return scanner
+
+
+def test_every_data_file_is_a_case_and_sourced():
+    """Every data file has expectations here and a source row in SOURCES.md; at least 20 are real."""
+    files = sorted(name for name in os.listdir(DATA) if name.endswith(".log"))
+    assert files == sorted(case[0] for case in CASES)
+    sources = _read("SOURCES.md")
+    for name in files:
+        assert f"`{name}`" in sources, f"{name} is not listed in SOURCES.md"
+    real = [case for case in CASES if not case[0].startswith("constructed_")]
+    assert len(real) >= 20
+
+
+def test_every_label_has_a_case():
+    """Each cause label (and unknown) is exercised by at least one log."""
+    covered = {case[3] for case in CASES}
+    assert set(CAUSES) - covered == set()
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_case_verdict(case):
+    """Outcome, cause, phase, finality and rank of every case; the fatal traceback is whole where the source is."""
+    name, ended, outcome, cause, phase, final, whole, rank = case
+    result = scan_startup_log(_read(name), ended=ended)
+    assert result["outcome"] == outcome
+    assert result["cause"] == cause
+    assert result["phase"] == phase
+    assert result["is_final"] is final
+    assert result["rank"] == rank
+    if outcome == "failed":
+        assert result["cause"] in CAUSES
+        assert result["hint"]
+        assert result["fatal_line"] or ended
+        assert result["error_message"] or not whole  # a log cut inside the traceback may show no exception line
+    else:
+        assert result["hint"] is None
+        assert result["traceback"] is None
+        assert result["fatal_line"] is None
+    if outcome == "ready":
+        assert "fired up and ready to roll" in result["ready_line"]
+    if whole:
+        lines = result["traceback"].splitlines()
+        assert lines[0] == "Traceback (most recent call last):"
+        assert result["error_message"] in lines
+        after = lines[lines.index(result["error_message"]):]
+        assert not any(line.lstrip().startswith('File "') for line in after), "frames after the exception line"
+        # nothing but the exception (and its multi-line message) after the last frame: the traceback ends there
+        assert lines[-1] == result["error_message"] or lines.index(result["error_message"]) > len(lines) - 12
+    elif result["traceback"] is not None:
+        assert result["traceback"].splitlines()[0] == "Traceback (most recent call last):"
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_incremental_equals_batch(case):
+    """Feeding line by line (with timestamps) gives exactly the batch result, phase timestamps aside."""
+    name, ended = case[0], case[1]
+    text = _read(name)
+    batch = scan_startup_log(text, ended=ended)
+    incremental = _feed(text.splitlines(), ended, with_timestamps=True).result()
+    for entry in incremental["phases"]:
+        assert entry["first_seen"] == 1000.0 + entry["line_no"] - 1
+        entry["first_seen"] = None
+    assert incremental == batch
+
+
+def _with_journal_prefix(line, index):
+    if parse_line(line).journal_time:  # already read through the journal
+        return line
+    return f"Nov 30 09:{index // 60 % 60:02d}:{index % 60:02d}.{index:06d} gpu01 sglang[4242]: {line}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_journal_prefix_gives_the_same_verdict(case):
+    """The same log read through ``journalctl -o short-precise`` instead of ``-o cat``."""
+    name, ended = case[0], case[1]
+    text = _read(name)
+    bare = scan_startup_log(text, ended=ended)
+    prefixed = scan_startup_log("\n".join(_with_journal_prefix(line, i) for i, line in enumerate(text.splitlines())), ended=ended)
+    for key in ("outcome", "cause", "phase", "is_final", "traceback", "error_message", "rank", "hint"):
+        assert prefixed[key] == bare[key], key
+
+
+def test_phases_in_order_with_first_seen_timestamps():
+    """A full 0.5.23 start passes every phase in order; the caller's timestamps are recorded per phase."""
+    scanner = _feed(_read("constructed_ready_0_5_23_journal.log").splitlines(), False, with_timestamps=True)
+    result = scanner.result()
+    assert [entry["phase"] for entry in result["phases"]] == list(PHASES)
+    assert [entry["first_seen"] for entry in result["phases"]] == [1000.0, 1003.0, 1007.0, 1011.0, 1013.0, 1022.0, 1023.0, 1026.0]
+    assert result["phases"][1]["log_time"] == "2026-11-30 09:02:09"
+
+
+def test_verdict_at_the_fatal_line():
+    """The verdict must not wait for the end of the log: it is final at the line that completes it."""
+    lines = _read("tp6_not_divisible_two_ranks_4769.log").splitlines()
+    sigquit = next(i for i, line in enumerate(lines) if "Received sigquit" in line)
+    scanner = StartupLogScanner()
+    for index, line in enumerate(lines):
+        scanner.feed(line)
+        if index < sigquit:
+            assert not scanner.is_final
+        if index == sigquit:
+            assert scanner.is_final
+            assert scanner.result()["cause"] == "parallelism_mismatch"
+    argparse = StartupLogScanner()
+    argparse.feed("sglang serve: error: unrecognized arguments: --enforce-piecewise-cuda-graph")
+    assert argparse.is_final and argparse.result()["outcome"] == "failed"
+
+
+def test_fatal_traceback_open_then_closed():
+    """A fatal header fails at once, but the verdict is final only once its traceback is complete."""
+    lines = _read("constructed_kv_not_enough_memory_0_5_23.log").splitlines()
+    scanner = StartupLogScanner()
+    for line in lines[:-2]:  # up to the exception line
+        scanner.feed(line)
+    result = scanner.result()
+    assert result["outcome"] == "failed" and result["pending"] == "traceback_open" and not result["is_final"]
+    assert result["cause"] == "gpu_out_of_memory"
+    scanner.feed(lines[-1])  # the parent's sigquit line ends the traceback
+    assert scanner.is_final
+
+
+def test_sigquit_before_traceback_waits_boundedly():
+    """A bare sigquit waits for its traceback, but not forever: a line budget or close() ends the wait."""
+    first = _read("unknown_cut_traceback_kt_1969.log").splitlines()[0]
+    scanner = StartupLogScanner()
+    scanner.feed(first)
+    result = scanner.result()
+    assert result["outcome"] == "failed" and result["pending"] == "awaiting_traceback" and not result["is_final"]
+    for _line in range(AWAIT_TRACEBACK_LINES + 1):
+        scanner.feed("[2026-05-01 15:16:15 TP0] Load weight end. type=X, avail mem=1.00 GB")
+    assert scanner.is_final
+    closing = StartupLogScanner()
+    closing.feed(first)
+    closing.close(exited=True)
+    assert closing.is_final and closing.result()["cause"] == "unknown"
+
+
+def test_harmless_traceback_before_ready_does_not_fail():
+    """A retried hub download prints a traceback; the start goes on to ready."""
+    lines = _read("constructed_hub_retry_then_ready.log").splitlines()
+    cut = next(i for i, line in enumerate(lines) if "Init torch distributed begin" in line)
+    scanner = _feed(lines[:cut + 1], False)
+    result = scanner.result()
+    assert result["outcome"] == "starting" and result["cause"] is None and not result["is_final"]
+    assert result["tracebacks_seen"] == 1
+    assert scan_startup_log("\n".join(lines))["outcome"] == "ready"
+
+
+@pytest.mark.parametrize("name", ["constructed_request_error_after_ready.log", "constructed_shutdown_after_sigterm.log"])
+def test_noise_after_ready_keeps_ready(name):
+    """Request errors, late sigquit lines and shutdown noise after ready never turn the start into a failure."""
+    result = scan_startup_log(_read(name), ended=True)
+    assert result["outcome"] == "ready" and result["traceback"] is None and result["cause"] is None
+
+
+def test_interleaved_ranks_do_not_mix():
+    """Tracebacks of two ranks stay apart: by rank tag in sequence (real log) and by journal PID line by line."""
+    real = scan_startup_log(_read("tp6_not_divisible_two_ranks_4769.log"))
+    assert "line 564, in init_model_worker" not in real["traceback"]  # a frame of TP1's traceback, which follows
+    assert real["traceback"].count("Traceback (most recent call last):") == 1
+    by_pid = scan_startup_log(_read("constructed_interleaved_ranks_journal_pids.log"))
+    assert by_pid["rank"] == "TP0"
+    assert "NCCL" not in by_pid["traceback"] and "load_model" in by_pid["traceback"]
+    assert by_pid["traceback"].count("File ") == 2
+
+
+def test_chained_traceback_is_kept_whole():
+    """Chained tracebacks keep every part, including multi-paragraph messages between them."""
+    result = scan_startup_log(_read("constructed_model_not_found_hub_0_5_23.log"), ended=True)
+    tb = result["traceback"]
+    assert tb.count("Traceback (most recent call last):") == 3
+    assert tb.count("The above exception was the direct cause of the following exception:") == 2
+    assert "Invalid username or password." in tb  # a multi-paragraph exception message inside the chain
+    assert tb.splitlines()[-1].startswith("If this is a private repository")
+    chained = scan_startup_log(_read("kernel_compile_chained_5389.log"), ended=True)["traceback"]
+    assert "The above exception was the direct cause" in chained and chained.count("Traceback (most recent") == 2
+
+
+@pytest.mark.parametrize("name", [case[0] for case in CASES])
+def test_secrets_never_returned(name):
+    """No API key appears in any returned field, whether passed in or learned from the log."""
+    text = _read(name)
+    for result in (scan_startup_log(text, ended=True, secrets=SECRETS), scan_startup_log(text, ended=True)):
+        for value in _strings(result):
+            for secret in SECRETS:
+                assert secret not in value
+
+
+def test_secret_learned_from_server_args_is_masked_in_traceback():
+    """The key printed in server_args= is learned and masked where it reappears (a request header)."""
+    result = scan_startup_log(_read("constructed_warmup_401_secret_in_traceback.log"))
+    assert "Bearer ********" in result["traceback"]
+    assert "api_key='********'" in " ".join(result["last_lines"])
+
+
+@pytest.mark.parametrize("name, fragment", [
+    ("constructed_language_only_encoder_urls_0_5_10.log", "encoder_urls"),
+    ("p2p_custom_allreduce_cuh_552.log", "disable_custom_all_reduce: true"),
+    ("cuda_graph_illegal_memory_access_1467.log", "cuda_graph_max_bs_decode"),
+    ("constructed_port_in_use_0_5_23.log", "30000"),
+    ("constructed_argparse_removed_flag_0_5_23.log", "--enforce-piecewise-cuda-graph"),
+    ("constructed_argparse_ambiguous_0_5_23.log", "cuda_graph_max_bs_decode"),
+    ("constructed_kv_not_enough_memory_0_5_23.log", "raise mem_fraction_static"),
+    ("constructed_weights_oom_torch_0_5_23.log", "increase tp_size"),
+    ("tp6_not_divisible_two_ranks_4769.log", "16 is not divisible by 6"),
+    ("arch_not_supported_qwen2_2356.log", "'Qwen2ForCausalLM'"),
+])
+def test_hints_are_concrete(name, fragment):
+    """Hints name the flag to change and how."""
+    ended = dict((case[0], case[1]) for case in CASES)[name]
+    assert fragment in scan_startup_log(_read(name), ended=ended)["hint"]
+
+
+def test_hint_for_every_cause():
+    """Every label has a hint; details change it where they matter."""
+    for cause in CAUSES:
+        assert hint_for(cause, None, None)
+    assert hint_for(None, None, None) is None
+    assert "dmesg" in hint_for("unknown", "x", "weights_loading", "Rank 0 scheduler died during initialization (exit code: -9)")
+    assert "lower mem_fraction_static" in hint_for("gpu_out_of_memory", "torch.OutOfMemoryError: CUDA out of memory.", "cuda_graph_capture")
+
+
+def test_oom_after_weights_points_at_mem_fraction_static():
+    """An OOM between 'Load weight end' and the KV cache line is the KV pool, not the weights: the hint says so."""
+    lines = ["[2026-11-30 10:14:02 TP0] Load weight begin. avail mem=47.06 GB",
+             "[2026-11-30 10:14:49 TP0] Load weight end. elapsed=47.02 s, type=Qwen3ForCausalLM, avail mem=20.15 GB, mem usage=26.91 GB.",
+             "[2026-11-30 10:14:49 TP0] Scheduler hit an exception: Traceback (most recent call last):",
+             '  File "/v/sglang/srt/mem_cache/memory_pool.py", line 612, in _create_buffers',
+             "    torch.zeros((size, head_num, head_dim), dtype=self.store_dtype, device=self.device)",
+             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 6.08 GiB. GPU 0 has a total capacity of 47.40 GiB",
+             "[2026-11-30 10:14:49] Received sigquit from a child process. It usually means the child failed."]
+    result = scan_startup_log("\n".join(lines))
+    assert result["cause"] == "gpu_out_of_memory" and result["phase"] == "weights_loading"
+    assert "lower mem_fraction_static" in result["hint"]
+
+
+def test_close_without_exit_keeps_starting():
+    """close(exited=False) freezes a start without failure evidence as starting."""
+    scanner = _feed(_read("starting_weights_tp1_15426.log").splitlines(), False)
+    scanner.close(exited=False)
+    result = scanner.result()
+    assert result["outcome"] == "starting" and result["is_final"]
+    scanner.feed("[2025-12-23 14:20:00] The server is fired up and ready to roll!")
+    assert scanner.result()["outcome"] == "starting"
+
+
+def test_exit_before_ready_without_evidence_fails_unknown():
+    """A process that exits before ready without any error line fails with cause unknown."""
+    result = scan_startup_log(_read("starting_weights_tp8_11716.log"), ended=True)
+    assert result["outcome"] == "failed" and result["cause"] == "unknown" and result["fatal_line"] is None
+
+
+def test_request_error_before_ready_is_not_fatal():
+    """uvicorn's per-request 'Exception in ASGI application' traceback is not one of SGLang's fatal headers."""
+    scanner = StartupLogScanner()
+    for line in ("[2026-11-30 17:00:40] INFO:     Uvicorn running on http://127.0.0.1:30000 (Press CTRL+C to quit)",
+                 "[2026-11-30 17:00:40] ERROR:    Exception in ASGI application",
+                 "Traceback (most recent call last):",
+                 '  File "/v/uvicorn/protocols/http/httptools_impl.py", line 409, in run_asgi',
+                 "    result = await app(",
+                 "ValueError: bad request",
+                 "[2026-11-30 17:00:41] INFO:     127.0.0.1:40412 - \"GET /model_info HTTP/1.1\" 200 OK"):
+        scanner.feed(line)
+    result = scanner.result()
+    assert result["outcome"] == "starting" and result["phase"] == "warmup" and result["tracebacks_seen"] == 1
+
+
+def test_systemd_exit_line_is_fatal():
+    """systemd's 'Main process exited' line in the unit journal ends the wait."""
+    scanner = StartupLogScanner()
+    scanner.feed("Nov 30 09:01:55.100211 gpu01 systemd[1]: Started sglang.service - SGLang server.")
+    scanner.feed("Nov 30 09:01:58.412345 gpu01 sglang[4242]: [2026-11-30 09:01:58 TP0] Load weight begin. avail mem=46.92 GB")
+    scanner.feed("Nov 30 09:02:05.000000 gpu01 systemd[1]: sglang.service: Main process exited, code=killed, status=9/KILL")
+    assert scanner.result()["outcome"] == "failed"
+
+
+@pytest.mark.parametrize("line, msg, pid, tags, body", [
+    ("Nov 30 09:01:55.123456 host sglang[123]: [2026-11-30 09:01:55 TP1] Load weight begin.",
+     "[2026-11-30 09:01:55 TP1] Load weight begin.", "123", "TP1", "Load weight begin."),
+    ("2026-11-30T09:01:55+0000 host sglang[7]:   File \"x.py\", line 1, in f", "  File \"x.py\", line 1, in f", "7", None,
+     "  File \"x.py\", line 1, in f"),
+    ("Mon 2026-11-30 09:01:55 UTC host sglang[7]: [09:01:55 DP0 TP0 EP0] x", "[09:01:55 DP0 TP0 EP0] x", "7", "DP0 TP0 EP0", "x"),
+    ("sglang-1  | [2025-11-01 16:50:36 TP0] sglang is using nccl==2.27.3", "[2025-11-01 16:50:36 TP0] sglang is using nccl==2.27.3",
+     None, "TP0", "sglang is using nccl==2.27.3"),
+    ("(SGLangEngine pid=23902) [2026-01-04 01:42:55 TP1] Scheduler hit", "[2026-01-04 01:42:55 TP1] Scheduler hit", "23902", "TP1",
+     "Scheduler hit"),
+    ("\x1b[33m[2026-11-30 09:01:55] warning text\x1b[0m", "[2026-11-30 09:01:55] warning text", None, "", "warning text"),
+    ("    raise ValueError(", "    raise ValueError(", None, None, "    raise ValueError("),
+    ("Capturing batches (bs=4 avail_mem=77.03 GB):   0%|          | 0/3", "Capturing batches (bs=4 avail_mem=77.03 GB):   0%|          | 0/3",
+     None, None, "Capturing batches (bs=4 avail_mem=77.03 GB):   0%|          | 0/3"),
+])
+def test_parse_line(line, msg, pid, tags, body):
+    """Journal, compose and Ray prefixes are stripped; SGLang's rank tags are read; indentation is kept."""
+    parsed = parse_line(line)
+    assert (parsed.msg, parsed.pid, parsed.tags, parsed.body) == (msg, pid, tags, body)
+
+
+@pytest.mark.parametrize("evidence, cause", [
+    ("Exception: Capture cuda graph failed: Error building extension 'batch_prefill'", "kernel_compile_failed"),
+    ("Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 2.00 GiB.", "cuda_graph_capture_failed"),
+    ("torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error", "nccl_error"),
+    ("torch.distributed.DistStoreError: Timed out after 1801 seconds waiting for clients. 1/2 clients joined.", "distributed_init_failed"),
+    ("RuntimeError: CUDA driver version is insufficient for CUDA runtime version", "driver_mismatch"),
+    ("OSError: [Errno 98] Address already in use", "port_in_use"),
+    ("zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:30001')", "port_in_use"),
+    ("ValueError: The checkpoint you are trying to load has model type `kimi_k3` but Transformers does not recognize this architecture.",
+     "unsupported_model_architecture"),
+    ("ValueError: --dp-size 2 with --attn-dp-size 2: data-parallel replicas combined with attention data parallelism are not supported.",
+     "unknown"),
+    ('File "/v/sglang/srt/arg_groups/pd_disaggregation_hook.py", line 9, in handle_encoder_disaggregation\n'
+     "ValueError: Cannot set --encoder-only and --language-only together", "incompatible_arguments"),
+    ("AssertionError: ep_size * moe_dp_size must be less than or equal to tp_size", "parallelism_mismatch"),
+    ("", "unknown"),
+])
+def test_classify(evidence, cause):
+    """The most specific rule wins (a build error inside a capture failure is a build error)."""
+    assert classify(evidence) == cause
+
+
+def test_empty_and_junk_input():
+    """Empty text, binary junk, None and ints never raise."""
+    empty = scan_startup_log("")
+    assert empty["outcome"] == "starting" and empty["phase"] is None and empty["phases"] == []
+    assert scan_startup_log("", ended=True)["outcome"] == "failed"
+    rng = random.Random(7)
+    junk = bytes(rng.randrange(256) for _byte in range(200000))
+    result = scan_startup_log(junk.decode("latin-1"))
+    assert result["outcome"] in ("starting", "failed")
+    scanner = StartupLogScanner()
+    scanner.feed(junk)
+    scanner.feed(None)
+    scanner.feed(12345)
+    scanner.feed("a\nb\x00c\r\n")
+    assert scanner.result()["lines_seen"] >= 3
+
+
+def test_one_megabyte_is_fast():
+    """1 MB of log lines is scanned quickly (O(1) per line)."""
+    line = "[2026-11-30 09:02:11 TP0] Decode batch, #running-req: 3, #token: 1024, token usage: 0.01, gen throughput (token/s): 55.12"
+    lines = [line] * (1024 * 1024 // len(line) + 1)
+    lines[100:100] = _read("constructed_hub_retry_then_ready.log").splitlines()[:18]  # a harmless traceback in the middle
+    start = time.perf_counter()
+    result = scan_startup_log("\n".join(lines))
+    elapsed = time.perf_counter() - start
+    assert result["outcome"] == "starting"
+    assert elapsed < 5.0, f"1 MB took {elapsed:.2f} s"
+
+
+def test_huge_traceback_keeps_head_and_tail():
+    """A traceback of thousands of frames is bounded but keeps its header and exception line."""
+    lines = ["[2026-11-30 09:02:11 TP0] Scheduler hit an exception: Traceback (most recent call last):"]
+    for index in range(3000):
+        lines += [f'  File "/x/mod{index}.py", line {index}, in f{index}', f"    call_{index}()"]
+    lines += ["RuntimeError: NCCL error: unhandled system error", "[2026-11-30 09:02:11] Received sigquit from a child process."]
+    result = scan_startup_log("\n".join(lines))
+    assert result["cause"] == "nccl_error" and result["is_final"]
+    tb = result["traceback"].splitlines()
+    assert "traceback lines omitted" in result["traceback"]
+    assert tb[0] == "Traceback (most recent call last):" and tb[-1] == "RuntimeError: NCCL error: unhandled system error"
+    assert len(tb) < 2100
