@@ -20,20 +20,16 @@ import os
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.lint import (
-    ReleaseError,
-    build_history,
-    lint_server_args,
-    normalise_key,
-    select_table_release,
-)
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.lint import lint_server_args
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.releases import ReleaseError, select_table_release
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.table import build_history, normalise_key
 from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.preflight import (
     ARGUMENT_SPEC,
     build_result,
     merge_secret_args,
     release_error_result,
-    split_secret_args,
 )
+from ansible_collections.gpufleet.sglang.plugins.module_utils.secrets import split_secret_args
 
 MODULE = "gpufleet.sglang.sglang_preflight"
 
@@ -62,7 +58,7 @@ def load_table(directory: str, release: str) -> dict:
             return json.load(handle)
     except (OSError, ValueError) as exc:
         raise ReleaseError("cannot load the flag table %s: %s" % (path, exc),
-                           "Regenerate it with tools/flags/dump_flags.py.") from None
+                           "Regenerate it with tools/dev/flags/dump_flags.py.") from None
 
 
 def table_with_history(directory: str, release: str, server_args: object) -> dict:

@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.sglang.plugins.plugin_utils.tune_report import DEFAULT_METRIC, DEFAULT_MIN_GAIN_PCT, TuneReportError
+from ansible_collections.gpufleet.sglang.plugins.plugin_utils.tune_verdicts import DEFAULT_METRIC, DEFAULT_MIN_GAIN_PCT, TuneReportError
 from ansible_collections.gpufleet.sglang.plugins.plugin_utils.tune_report import normalise_candidate
 from ansible_collections.gpufleet.sglang.plugins.plugin_utils.tune_report import tune_report as _tune_report
 

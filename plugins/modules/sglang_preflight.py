@@ -269,13 +269,14 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes, to_native
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.lint import (
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.findings import finding
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.lint import lint_server_args
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.table import FlagTableError
+from ansible_collections.gpufleet.sglang.plugins.module_utils.secrets import (
     MASK,
-    FlagTableError,
-    finding,
+    MIN_SECRET_LEN,
     is_secret_name,
-    lint_server_args,
-    redact_text,
+    redact,
     secret_values,
 )
 from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.preflight import (
@@ -298,7 +299,7 @@ def redact_config_text(text: str, secrets: list) -> str:
         match = _YAML_KEY_LINE.match(line)
         if match and is_secret_name(match.group(2)):
             line = "%s%s%s%s\n" % (match.group(1), match.group(2), match.group(3), MASK)
-        out.append(redact_text(line, secrets))
+        out.append(redact(line, secrets))
     return "".join(out)
 
 
@@ -385,6 +386,9 @@ def main() -> None:
                              "sglang_preflight, whose action plugin loads data/sglang_flags/<release>.json on the "
                              "controller, or pass flag_table" % params["sglang_version"])
     server_args = merge_secret_args(params["server_args"], params["secret_args"])
+    if isinstance(server_args, dict):
+        # Secret-named flags given in server_args itself: Ansible masks their values in everything it prints.
+        module.no_log_values.update(value for value in secret_values(server_args) if len(value) >= MIN_SECRET_LEN)
     try:
         lint = lint_server_args(server_args, table, params["sglang_version"], table.get("history"), params["facts"],
                                 secret_names=list(params["secret_args"] or {}))

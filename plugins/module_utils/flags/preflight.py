@@ -13,17 +13,10 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Mapping, Optional, Tuple
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.lint import (
-    MASK,
-    LintResult,
-    count_findings,
-    finding,
-    is_secret_name,
-    parse_release,
-    redact_text,
-    ReleaseError,
-    sort_findings,
-)
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.findings import count_findings, finding, sort_findings
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.lint import LintResult
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.releases import ReleaseError, parse_release
+from ansible_collections.gpufleet.sglang.plugins.module_utils.secrets import MASK, redact
 from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.server_config import render_server_config
 
 ARGUMENT_SPEC = dict(
@@ -99,20 +92,6 @@ _OPTION_RE = re.compile(r"(?<![\w-])--([A-Za-z0-9][A-Za-z0-9-]*)")
 _QUOTED_KEY_RE = re.compile(r"(?:option|value for|value\(s\) for) '([A-Za-z0-9_-]+)'")
 
 
-def split_secret_args(server_args: Any) -> Tuple[Any, dict]:
-    """Move secret-valued flags (api_key...) out of server_args, to travel in the no_log ``secret_args`` option.
-
-    Only the secret values then get Ansible's no_log masking; marking the whole dict no_log would mask every
-    flag value ("2", "NEXTN") wherever it appears in the output.
-    """
-    if not isinstance(server_args, Mapping):
-        return server_args, {}
-    plain, secret = {}, {}
-    for key, value in server_args.items():
-        (secret if is_secret_name(key) else plain)[key] = value
-    return plain, secret
-
-
 def merge_secret_args(server_args: Any, secret_args: Optional[Mapping[str, Any]]) -> Any:
     """Put secret flags back for the lint; secret_args wins when both name the same key."""
     if not isinstance(server_args, Mapping) or not secret_args:
@@ -163,7 +142,7 @@ def interpret_parser_run(rc: int, stdout: str, stderr: str, seconds: float, time
                                 "killer.", "parser"))
         return findings, info
     line = _error_line(lines)
-    info["error"] = redact_text(line or "exit status %s" % rc)
+    info["error"] = redact(line or "exit status %s" % rc)
     if "No module named 'sglang" in stderr or "No module named sglang" in stderr:
         findings.append(finding("error", "parser_unavailable", None, info["error"],
                                 "SGLang is not importable from the venv; install it (sglang_install) or fix venv.",
@@ -177,7 +156,7 @@ def interpret_parser_run(rc: int, stdout: str, stderr: str, seconds: float, time
     if exc:
         flags = _QUOTED_KEY_RE.findall(exc.group("msg"))
         findings.append(finding("error", "parser_refused", flags[0].replace("-", "_") if flags else None,
-                                redact_text(line),
+                                redact(line),
                                 "SGLang's --config loader or parser raised this while reading the flags.", "parser"))
         return findings, info
     findings.append(finding("error", "parser_crashed", None,
@@ -201,7 +180,7 @@ def _error_line(lines: list) -> str:
 
 def _argparse_findings(message: str) -> list:
     """One finding per flag argparse names (it names every unrecognized one at once)."""
-    message = redact_text(message)
+    message = redact(message)
     if message.startswith("unrecognized arguments:"):
         options = _OPTION_RE.findall(message)
         if options:

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.gpufleet.sglang.plugins.action import sglang_preflight as action
-from ansible_collections.gpufleet.sglang.plugins.module_utils.flags import lint as sf
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags import releases
+from ansible_collections.gpufleet.sglang.plugins.module_utils import secrets
 
 ROOT = Path(__file__).resolve().parents[4]
 DATA = ROOT / "data" / "sglang_flags"
@@ -34,10 +35,10 @@ def test_collection_tables_dir_is_the_bundled_data():
 
 
 def test_missing_or_broken_tables_are_release_errors(tmp_path):
-    with pytest.raises(sf.ReleaseError):
+    with pytest.raises(releases.ReleaseError):
         action.available_releases(str(tmp_path / "nowhere"))
     (tmp_path / "0.5.23.json").write_text("{not json")
-    with pytest.raises(sf.ReleaseError) as info:
+    with pytest.raises(releases.ReleaseError) as info:
         action.load_table(str(tmp_path), "0.5.23")
     assert "dump_flags.py" in info.value.hint
 
@@ -165,7 +166,7 @@ def test_module_path_writes_the_config_on_the_target_and_is_idempotent(tmp_path,
     assert first["changed"] is True and second["changed"] is False
     assert first["parser"]["ran"] is True and first["parser"]["rc"] == 0
     assert "invocation" not in first  # it would repeat the whole flag table
-    assert first["findings"] == [] and first["args"]["api_key"] == sf.MASK
+    assert first["findings"] == [] and first["args"]["api_key"] == secrets.MASK
     assert "api-key: SECRET-KEY-123456\n" in dest.read_text()
     assert oct(dest.stat().st_mode & 0o777) == "0o640"
     assert data["unsupported"]["failed"] is True

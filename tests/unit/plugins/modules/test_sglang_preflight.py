@@ -21,14 +21,15 @@ from pathlib import Path
 import pytest
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.flags import lint as sf
+from ansible_collections.gpufleet.sglang.plugins.module_utils import secrets
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags import table as flag_table
 from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.server_config import render_server_config
 from ansible_collections.gpufleet.sglang.plugins.modules import sglang_preflight
 
 ROOT = Path(__file__).resolve().parents[4]
 TABLES = {path.stem: json.loads(path.read_text(encoding="utf-8"))
           for path in (ROOT / "data" / "sglang_flags").glob("*.json")}
-TABLE = dict(TABLES["0.5.23"], history=sf.build_history(TABLES, ["--enforce-piecewise-cuda-graph"]))
+TABLE = dict(TABLES["0.5.23"], history=flag_table.build_history(TABLES, ["--enforce-piecewise-cuda-graph"]))
 SECRET = "sk-test-SECRET-0123456789"
 
 FAKE_SERVER_ARGS = textwrap.dedent("""\
@@ -130,7 +131,7 @@ def test_writes_the_config_once_then_leaves_it_alone(run, venv, tmp_path):
     assert text == render_server_config({"api-key": SECRET, "host": "0.0.0.0", "model-path": "/srv/models/m",
                                          "tp-size": 2})
     assert stat.S_IMODE(os.stat(dest).st_mode) == 0o640
-    assert SECRET not in out and result["args"]["api_key"] == sf.MASK
+    assert SECRET not in out and result["args"]["api_key"] == secrets.MASK
 
     again, dummy = run(server_args=clean_args(host="0.0.0.0"), secret_args={"api_key": SECRET}, venv=venv,
                        dest=str(dest))

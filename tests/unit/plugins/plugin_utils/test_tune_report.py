@@ -10,17 +10,16 @@ import xml.etree.ElementTree as ET
 import pytest
 import yaml
 
-from ansible_collections.gpufleet.sglang.plugins.plugin_utils.tune_report import (
+from ansible_collections.gpufleet.sglang.plugins.plugin_utils.tune_report import tune_report
+from ansible_collections.gpufleet.sglang.plugins.plugin_utils.tune_svg import nice_step
+from ansible_collections.gpufleet.sglang.plugins.plugin_utils.tune_verdicts import (
     TuneReportError,
-    args_yaml,
     compare,
     failure_label,
     failure_reason,
-    nice_step,
     run_stats,
-    tune_report,
-    yaml_scalar,
 )
+from ansible_collections.gpufleet.sglang.plugins.plugin_utils.yaml_dump import args_yaml, flow_yaml
 
 SVG = "{http://www.w3.org/2000/svg}"
 BASE = {"args": {"model_path": "/srv/models/m", "tp_size": 2, "mem_fraction_static": 0.85}, "runs": [50.0, 50.5, 50.25]}
@@ -218,7 +217,7 @@ def test_markdown_table_has_the_base_first_and_a_row_per_candidate(report):
                                  "+7.9% beats the noise (1.0%) and the 2.0% floor |")
     assert lines[header + 4].startswith("| `cuda_graph_max_bs` (`cuda_graph_max_bs=8`) | no gain |")
     assert lines[header + 7].startswith("| `enable_mixed_chunk` | crashed | \u2014 | \u2014 | \u2014 | \u2014 | cause oom_graph")
-    assert lines[header + 9].startswith("| `speculative` (`speculative_algorithm=\"EAGLE\", mem_fraction_static=0.8`) | **keep** |")
+    assert lines[header + 9].startswith("| `speculative` (`speculative_algorithm=EAGLE, mem_fraction_static=0.8`) | **keep** |")
     assert "Kept (best gain first): `speculative`, `enable_torch_compile`." in lines
     assert any("measured alone" in line and "not measured" in line for line in lines)
 
@@ -237,11 +236,11 @@ def test_markdown_yaml_snippet_parses_back_to_the_winning_args(report):
 
 @pytest.mark.parametrize("value,text", [
     (True, "true"), (False, "false"), (None, "null"), (8, "8"), (0.85, "0.85"), (1e-05, "1.0e-05"), (1e16, "1.0e+16"),
-    ("triton", '"triton"'), ('say "hi" \\ there', '"say \\"hi\\" \\\\ there"'), ("a\nb", '"a\\nb"'),
-    ([1, "a", True], '[1, "a", true]'), ({"k": [1, 2]}, '{"k": [1, 2]}'),
+    ("triton", "triton"), ('say "hi" \\ there', 'say "hi" \\ there'), ("a\nb", '"a\\nb"'), ("yes", "'yes'"),
+    ([1, "a", True], "[1, a, true]"), ({"k": [1, 2]}, "{k: [1, 2]}"),
 ])
 def test_yaml_scalars(value, text):
-    assert yaml_scalar(value) == text
+    assert flow_yaml(value) == text
     assert yaml.safe_load("v: %s" % text)["v"] == value
 
 
@@ -251,7 +250,7 @@ def test_args_yaml_round_trips_awkward_values():
             "enable_p2p_check": False, "empty": "", "number_text": "0755"}
     assert yaml.safe_load(args_yaml(args)) == {"sglang_server_args": args}
     assert yaml.safe_load(args_yaml({})) == {"sglang_server_args": {}}
-    assert args_yaml({"yes": True}) == 'sglang_server_args:\n  "yes": true\n'
+    assert args_yaml({"yes": True}) == "sglang_server_args:\n  'yes': true\n"
 
 
 # ------------------------------------------------------------------------------------------------ SVG

@@ -12,18 +12,22 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.gpufleet.sglang.plugins.module_utils.flags import lint as sf
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags import findings
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags import releases
+from ansible_collections.gpufleet.sglang.plugins.module_utils import secrets
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags import table as flag_table
 
 ROOT = Path(__file__).resolve().parents[5]
 TABLES = {path.stem: json.loads(path.read_text(encoding="utf-8"))
           for path in (ROOT / "data" / "sglang_flags").glob("*.json")}
-HISTORY = sf.build_history(TABLES)
+HISTORY = flag_table.build_history(TABLES)
 DATA = Path(__file__).resolve().parents[1] / "data" / "flags"
 STORY = {k: v for k, v in json.loads((DATA / "story_relaunch.json").read_text()).items() if not k.startswith("_")}
 MODEL = {"model_path": "/srv/models/m"}
 
 
 def lint(args, release="0.5.23", facts=None, history="bundled"):
-    table = TABLES[sf.select_table_release(release, TABLES)]
+    table = TABLES[releases.select_table_release(release, TABLES)]
     return sf.lint_server_args(args, table, release, HISTORY if history == "bundled" else history, facts)
 
 
@@ -300,7 +304,7 @@ def test_random_input_never_raises():
     from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.server_config import render_server_config
 
     rng = random.Random(4)
-    names = sorted({sf.option_name(o) for o in sf.FlagTable(TABLES["0.5.23"]).long_options})
+    names = sorted({flag_table.option_name(o) for o in flag_table.FlagTable(TABLES["0.5.23"]).long_options})
     values = [None, True, False, 0, -1, 2 ** 70, 1.5, float("nan"), "", "no", "~", "1e3", "-x", "a\nb", "\x00",
               "é", [], [1, "a"], [[1]], {}, {"a": [1, {"b": None}]}, "0x1F", "012", ":", "#", " lead", 10 ** 400]
     keys = names + ["tp", "cuda_graph", "nope", "", "x y", "--", 7, None, "enforce-piecewise-cuda-graph"]
@@ -322,7 +326,7 @@ def test_secrets_never_appear_in_findings_or_returned_args():
                        served_model_name="name:" + secret, host="0.0.0.0"))
     dumped = json.dumps([result.findings, result.redacted_args(), result.redacted_config()])
     assert secret not in dumped
-    assert result.redacted_args()["api_key"] == sf.MASK
+    assert result.redacted_args()["api_key"] == secrets.MASK
     assert result.config["api-key"] == secret  # the config file itself carries it
 
 
@@ -332,7 +336,7 @@ def test_secret_names_mask_any_key():
                                  secret_names=["served_model_name", "--tp-size"])
     dumped = json.dumps([result.findings, result.redacted_args(), result.redacted_config()])
     assert "private-name" not in dumped and "'x'" not in dumped
-    assert result.redacted_config()["served-model-name"] == sf.MASK
+    assert result.redacted_config()["served-model-name"] == secrets.MASK
 
 
 @pytest.mark.parametrize("name,secret", [
@@ -341,27 +345,27 @@ def test_secret_names_mask_any_key():
     ("bucket_time_to_first_token", False), ("token", True), ("db_secret", True),
 ])
 def test_is_secret_name(name, secret):
-    assert sf.is_secret_name(name) is secret
+    assert secrets.is_secret_name(name) is secret
 
 
 def test_redact_text_masks_token_shapes():
     text = "pull with hf_abcdefghijklmnopqrstuvwx from https://bob:hunter2@example.com/x key sk-1234567890abcdefXYZ"
-    assert sf.redact_text(text) == "pull with ******** from https://********@example.com/x key ********"
+    assert secrets.redact(text) == "pull with ******** from https://********@example.com/x key ********"
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Releases and tables
 
 def test_select_table_release():
-    assert sf.select_table_release("0.5.23", TABLES) == "0.5.23"
-    assert sf.select_table_release("0.5.21", TABLES) == "0.5.20"
-    assert sf.select_table_release("v0.5.16", TABLES) == "0.5.14"
+    assert releases.select_table_release("0.5.23", TABLES) == "0.5.23"
+    assert releases.select_table_release("0.5.21", TABLES) == "0.5.20"
+    assert releases.select_table_release("v0.5.16", TABLES) == "0.5.14"
     for outside in ("0.5.8", "0.5.24", "0.6.0", "1.0.0"):
-        with pytest.raises(sf.ReleaseError):
-            sf.select_table_release(outside, TABLES)
+        with pytest.raises(releases.ReleaseError):
+            releases.select_table_release(outside, TABLES)
     for garbage in ("latest", "", None, 0.5, True):
-        with pytest.raises(sf.ReleaseError):
-            sf.select_table_release(garbage, TABLES)
+        with pytest.raises(releases.ReleaseError):
+            releases.select_table_release(garbage, TABLES)
 
 
 def test_release_between_tables_adds_an_info_finding():
@@ -380,7 +384,7 @@ def test_invalid_release_is_a_finding():
 
 @pytest.mark.parametrize("table", [None, {}, {"actions": "x"}, {"actions": [{"opts": "x"}]}, []])
 def test_bad_table_raises_a_clear_error(table):
-    with pytest.raises(sf.FlagTableError):
+    with pytest.raises(flag_table.FlagTableError):
         sf.lint_server_args(MODEL, table, "0.5.23")
 
 
@@ -395,14 +399,14 @@ def test_history_lists_releases_oldest_first():
     entries = HISTORY["--enforce-piecewise-cuda-graph"]
     assert [e[0] for e in entries] == ["0.5.10", "0.5.12", "0.5.14", "0.5.18", "0.5.19"]
     assert entries[-1][1:] == ["cuda_graph_backend_prefill", "DeprecatedStoreConstAction", True]
-    assert set(sf.build_history(TABLES, ["--tp-size"])) == {"--tp-size"}
+    assert set(flag_table.build_history(TABLES, ["--tp-size"])) == {"--tp-size"}
 
 
 def test_findings_are_sorted_errors_first_and_deterministic():
     args = dict(STORY, host="0.0.0.0", tp_sise=1)
     first, second = lint(args), lint(dict(reversed(list(args.items()))))
     assert first.findings == second.findings
-    ranks = [sf.SEVERITIES.index(f["severity"]) for f in first.findings]
+    ranks = [findings.SEVERITIES.index(f["severity"]) for f in first.findings]
     assert ranks == sorted(ranks)
 
 
@@ -419,4 +423,4 @@ def test_a_failing_rule_is_reported_not_raised(monkeypatch):
 
 def test_finding_rejects_unknown_severity():
     with pytest.raises(ValueError):
-        sf.finding("fatal", "x", None, "y")
+        findings.finding("fatal", "x", None, "y")

@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.gpufleet.sglang.plugins.module_utils.flags import lint as sf
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags import findings
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags import releases
+from ansible_collections.gpufleet.sglang.plugins.module_utils import secrets
 from ansible_collections.gpufleet.sglang.plugins.module_utils.flags import preflight as pf
 
 ROOT = Path(__file__).resolve().parents[5]
@@ -24,11 +27,11 @@ USAGE = "usage: sglang serve [-h] --model-path MODEL_PATH [--tp-size TP_SIZE]\n"
 
 
 def test_split_and_merge_secret_args():
-    plain, secret = pf.split_secret_args({"tp_size": 2, "api_key": "k", "ssl_keyfile_password": "p"})
+    plain, secret = secrets.split_secret_args({"tp_size": 2, "api_key": "k", "ssl_keyfile_password": "p"})
     assert plain == {"tp_size": 2}
     assert secret == {"api_key": "k", "ssl_keyfile_password": "p"}
     assert pf.merge_secret_args(plain, secret) == {"tp_size": 2, "api_key": "k", "ssl_keyfile_password": "p"}
-    assert pf.split_secret_args("not a dict") == ("not a dict", {})
+    assert secrets.split_secret_args("not a dict") == ("not a dict", {})
     assert pf.merge_secret_args(plain, {}) is plain
 
 
@@ -134,8 +137,8 @@ def test_parser_output_is_redacted():
 
 
 def test_verdict_lists_every_error_and_honours_fail_on():
-    errors = [sf.finding("error", "a", "x", "bad x", "fix x"), sf.finding("error", "b", "y", "bad y")]
-    warning = [sf.finding("warning", "c", "z", "odd z", "fix z")]
+    errors = [findings.finding("error", "a", "x", "bad x", "fix x"), findings.finding("error", "b", "y", "bad y")]
+    warning = [findings.finding("warning", "c", "z", "odd z", "fix z")]
     failed, msg = pf.verdict(errors + warning, "error", "0.5.23")
     assert failed and "x: bad x (fix: fix x)" in msg and "y: bad y" in msg and "odd z" not in msg
     failed, msg = pf.verdict(warning, "warning", "0.5.23")
@@ -154,17 +157,17 @@ def test_build_result_merges_and_never_returns_secrets():
     assert [(f["code"], f["source"]) for f in result["findings"]] == [("unknown_flag", "lint"),
                                                                       ("parser_unrecognized", "parser")]
     assert result["summary"] == {"error": 2, "warning": 0, "info": 0}
-    assert result["args"]["api_key"] == sf.MASK and "api-key: '********'" in result["config"]
+    assert result["args"]["api_key"] == secrets.MASK and "api-key: '********'" in result["config"]
     assert "TOPSECRET" not in json.dumps(result)
     assert result["report"][0].startswith("ERROR tp_sise: unrecognized arguments: --tp-sise -- fix: Did you mean")
 
 
 def test_release_error_result():
-    with pytest.raises(sf.ReleaseError) as info:
-        sf.select_table_release("0.9.0", ["0.5.23"])
+    with pytest.raises(releases.ReleaseError) as info:
+        releases.select_table_release("0.9.0", ["0.5.23"])
     result = pf.release_error_result(info.value, "0.9.0")
     assert result["failed"] and result["findings"][0]["code"] == "release_unsupported"
-    assert "tools/flags/dump_flags.py" in result["msg"]
+    assert "tools/dev/flags/dump_flags.py" in result["msg"]
 
 
 def test_parse_only_script_stops_after_argparse(tmp_path):

@@ -12,18 +12,20 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.gpufleet.sglang.plugins.module_utils.flags import lint as sf
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags import releases
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags import table as flag_table
 from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.rules import RULES
 
 ROOT = Path(__file__).resolve().parents[5]
 TABLES = {path.stem: json.loads(path.read_text(encoding="utf-8"))
           for path in (ROOT / "data" / "sglang_flags").glob("*.json")}
-HISTORY = sf.build_history(TABLES)
+HISTORY = flag_table.build_history(TABLES)
 CASES_FILE = Path(__file__).resolve().parents[1] / "data" / "flags" / "validation_cases_0.5.23.json"
 MODEL = {"model_path": "/srv/models/m"}
 
 
 def lint(args, release="0.5.23", facts=None):
-    table = TABLES[sf.select_table_release(release, TABLES)]
+    table = TABLES[releases.select_table_release(release, TABLES)]
     return sf.lint_server_args(dict(MODEL, **args), table, release, HISTORY, facts)
 
 

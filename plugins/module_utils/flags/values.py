@@ -1,0 +1,282 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.sglang contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One operator value checked against its argparse action: types, choices, list shapes and size limits.
+
+Why: SGLang's --config loader hands every value to argparse as text, so a value YAML typed differently (a
+number for a string, ``yes`` for a path) or one no argv can carry (a NUL, a newline) fails only at start. Each
+problem is a finding; the value to render comes back, or ``DROP`` when it must not be rendered.
+
+Standard library only: modules ship this file to the target.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import re
+from typing import Any, Mapping
+
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.findings import display, finding
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.rules import VALUE_HINTS
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.table import STORE_CLASSES, FlagTable
+from ansible_collections.gpufleet.sglang.plugins.module_utils.secrets import is_secret_name
+from ansible_collections.gpufleet.sglang.plugins.module_utils.yaml_text import CONTROL_CHARS_RE
+
+JSON_TYPES = ("loads", "json_list_type", "parse_cuda_graph_config_arg")
+STRING_TYPES = (None, "str", "nullable_str", "parse_cuda_graph_backend_arg")
+
+MAX_INT = 2 ** 63 - 1
+MAX_STRING = 4096  # a path or a name; longer is a mistake (PATH_MAX is 4096 on Linux)
+MAX_JSON = 65536
+MAX_LIST = 4096
+
+TRUE_WORDS = ("true", "yes", "on", "1")
+FALSE_WORDS = ("false", "no", "off", "0")
+_HUMAN_INT_RE = re.compile(r"^\s*\d+(?:\.\d+)?(?:Ki|Mi|Gi|Ti|[kKmMgGtT])?\s*$")
+
+DROP = object()
+
+
+class ValueChecker:
+    """Checks one operator value against its argparse action; collects findings; returns the value to render."""
+
+    def __init__(self, table: FlagTable, action: Mapping[str, Any], name: str, findings: list,
+                 secret: bool = False) -> None:
+        self.table = table
+        self.action = action
+        self.name = name
+        self.secret = secret or is_secret_name(name) or is_secret_name(action.get("dest"))
+        self.findings = findings
+        self.label = table.label(action)
+
+    def _add(self, severity: str, code: str, message: str, hint: str = "") -> None:
+        self.findings.append(finding(severity, code, self.name, message, hint))
+
+    def show(self, value: Any) -> str:
+        return display(value, self.secret)
+
+    def check(self, value: Any) -> Any:
+        kind = self.action.get("action")
+        if kind == "_StoreTrueAction":
+            return self._bool(value)
+        nargs = self.action.get("nargs")
+        if nargs in (None, "?"):
+            if isinstance(value, (list, tuple)) and self.action.get("type") not in JSON_TYPES:
+                self._add("error", "list_for_scalar",
+                          "%s: expected one value, got a list of %d" % (self.label, len(value)),
+                          "Give %s a single value; only options that take several values accept a list." % self.name)
+                return DROP
+            return self._scalar(value)
+        return self._list(value, nargs)
+
+    def _bool(self, value: Any) -> Any:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in TRUE_WORDS + FALSE_WORDS:
+            result = value.strip().lower() in TRUE_WORDS
+            self._add("info", "coerced", "%s: the string %s is read as %s" % (self.name, self.show(value),
+                                                                              "true" if result else "false"),
+                      "Write a YAML boolean: %s: %s." % (self.name, "true" if result else "false"))
+            return result
+        self._add("error", "expected_bool",
+                  "%s is an on/off flag (store_true): it takes true or false, not %s" % (self.name, self.show(value)),
+                  "Write %s: true to turn it on; leave it out (or false) to keep it off." % self.name)
+        return DROP
+
+    def _list(self, value: Any, nargs: Any) -> Any:
+        if not isinstance(value, (list, tuple)):
+            value = [value]  # argparse accepts one value for nargs '+' / '*'
+        if len(value) > MAX_LIST:
+            self._add("error", "value_too_large", "%s: %d values is more than the %d this lint allows"
+                      % (self.label, len(value), MAX_LIST), "Check where the list comes from.")
+            return DROP
+        if not value:
+            self._add("info", "empty_list", "%s: an empty list is left out of the config file (SGLang's loader skips "
+                      "it), so SGLang uses its default %s" % (self.name, display(self.table.default(self.name))))
+            return DROP
+        if isinstance(nargs, int) and len(value) != nargs:
+            self._add("error", "wrong_list_length", "%s: expected %d argument%s, got %d"
+                      % (self.label, nargs, "" if nargs == 1 else "s", len(value)))
+            return DROP
+        out = []
+        for item in value:
+            if isinstance(item, (list, tuple, dict)):
+                self._add("error", "nested_list", "%s: list items must be plain values, not %s"
+                          % (self.label, type(item).__name__), "Flatten the list.")
+                return DROP
+            if item is None:
+                self._add("error", "null_in_list", "%s: the list holds a null (~) item" % self.label,
+                          "Remove the empty item.")
+                return DROP
+            checked = self._scalar(item)
+            if checked is DROP:
+                return DROP
+            out.append(checked)
+        return out
+
+    def _scalar(self, value: Any) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+            return self._int_range(value)  # out of range whatever the option's type
+        kind = self.action.get("type")
+        if kind in ("int",):
+            value = self._int(value)
+        elif kind == "float":
+            value = self._float(value)
+        elif kind == "human_readable_int":
+            value = self._human_int(value)
+        elif kind in JSON_TYPES:
+            value = self._json(value, kind)
+        else:
+            value = self._string(value)
+        if value is DROP:
+            return DROP
+        return self._choices(value)
+
+    def _choices(self, value: Any) -> Any:
+        choices = self.action.get("choices")
+        if choices and value not in choices:
+            hint = VALUE_HINTS.get((self.name, value)) or ""
+            close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1, cutoff=0.6)
+            if not hint and close:
+                hint = "Did you mean %s?" % close[0]
+            self._add("error", "invalid_choice", "%s: invalid choice: %s (choose from %s)"
+                      % (self.label, self.show(value), ", ".join(repr(c) for c in choices)), hint)
+            return DROP
+        return value
+
+    def _wrong_type(self, value: Any, type_name: str) -> Any:
+        shown = value if isinstance(value, str) else str(value)
+        hint = ""
+        if isinstance(value, bool):
+            hint = ("YAML read an unquoted yes/no/on/off/true/false as a boolean; quote the value, or give a "
+                    "%s." % type_name)
+        self._add("error", "invalid_type", "%s: invalid %s value: %s" % (self.label, type_name, self.show(shown)),
+                  hint)
+        return DROP
+
+    def _int(self, value: Any) -> Any:
+        if isinstance(value, bool):
+            return self._wrong_type(value, "int")
+        if isinstance(value, int):
+            return self._int_range(value)
+        if isinstance(value, float):
+            hint = "Write %d." % value if value.is_integer() else ""
+            self._add("error", "invalid_type", "%s: invalid int value: %s" % (self.label, self.show(repr(value))),
+                      hint)
+            return DROP
+        if isinstance(value, str):
+            try:
+                number = int(value)
+            except ValueError:
+                return self._wrong_type(value, "int")
+            self._add("info", "coerced", "%s: the string %s is read as the number %d" % (self.name, self.show(value),
+                                                                                         number))
+            return self._int_range(number)
+        return self._wrong_type(value, "int")
+
+    def _int_range(self, value: int) -> Any:
+        if not -MAX_INT - 1 <= value <= MAX_INT:
+            self._add("error", "value_out_of_range", "%s: %s does not fit a 64-bit integer"
+                      % (self.label, display(value, self.secret)), "Check where the number comes from.")
+            return DROP
+        return value
+
+    def _float(self, value: Any) -> Any:
+        if isinstance(value, bool):
+            return self._wrong_type(value, "float")
+        number = value
+        if isinstance(value, str):
+            try:
+                number = float(value)
+            except ValueError:
+                return self._wrong_type(value, "float")
+        elif not isinstance(value, (int, float)):
+            return self._wrong_type(value, "float")
+        if isinstance(number, int):
+            if abs(number) > MAX_INT:
+                self._add("error", "value_out_of_range", "%s: %s is out of range" % (self.label, self.show(value)))
+                return DROP
+            number = float(number) if isinstance(value, str) else number
+        if isinstance(number, float) and not math.isfinite(number):
+            self._add("error", "value_not_finite", "%s: %s is not a finite number" % (self.label, self.show(value)),
+                      "Give a plain number.")
+            return DROP
+        if isinstance(value, str):
+            self._add("info", "coerced", "%s: the string %s is read as the number %r" % (self.name, self.show(value),
+                                                                                         number))
+        return number
+
+    def _human_int(self, value: Any) -> Any:
+        if isinstance(value, bool):
+            return self._wrong_type(value, "human_readable_int")
+        if isinstance(value, int):
+            return self._int_range(value)
+        if isinstance(value, str) and _HUMAN_INT_RE.match(value):
+            return value.strip()
+        return self._wrong_type(value, "human_readable_int")
+
+    def _json(self, value: Any, kind: str) -> Any:
+        if isinstance(value, str) and len(value) > MAX_JSON:
+            self._add("error", "value_too_large", "%s: %d characters of JSON is more than the %d this lint allows"
+                      % (self.label, len(value), MAX_JSON))
+            return DROP
+        if isinstance(value, (dict, list)):
+            if kind == "json_list_type" and not isinstance(value, list):
+                return self._wrong_type(value, kind)
+            try:
+                text = json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+            except (TypeError, ValueError, RecursionError) as exc:
+                self._add("error", "invalid_type", "%s: cannot be written as JSON: %s" % (self.label, exc))
+                return DROP
+        elif isinstance(value, str):
+            try:
+                # Re-dumped compactly: a pretty-printed JSON string would carry newlines into argv.
+                text = json.dumps(json.loads(value), separators=(",", ":"), allow_nan=False)
+            except (ValueError, RecursionError):
+                return self._wrong_type(value, kind)
+        else:
+            return self._wrong_type(value, kind)
+        if len(text) > MAX_JSON:
+            self._add("error", "value_too_large", "%s: %d characters of JSON is more than the %d this lint allows"
+                      % (self.label, len(text), MAX_JSON))
+            return DROP
+        return self._string(text, limit=MAX_JSON)
+
+    def _string(self, value: Any, limit: int = MAX_STRING) -> Any:
+        if isinstance(value, bool):
+            return self._wrong_type(value, "str")
+        if isinstance(value, (int, float)):
+            if isinstance(value, float) and not math.isfinite(value):
+                self._add("error", "value_not_finite",
+                          "%s: %s is not a finite number" % (self.label, self.show(value)))
+                return DROP
+            text = str(value)
+            self._add("warning", "number_for_string",
+                      "%s takes text; YAML gave the number %s, which SGLang receives as %s"
+                      % (self.name, self.show(value), self.show(text)),
+                      "Quote the value in YAML if you meant other text (an unquoted 012 is the number 10, 1e3 may be "
+                      "a float).")
+            value = text
+        if not isinstance(value, str):
+            return self._wrong_type(value, "str")
+        bad = CONTROL_CHARS_RE.search(value)
+        if bad:
+            self._add("error", "control_character",
+                      "%s: the value contains %s (a newline, NUL or other control character)"
+                      % (self.name, "a NUL byte" if bad.group() == "\x00" else repr(bad.group())),
+                      "Remove the control character; a value must be one line of printable text.")
+            return DROP
+        if len(value) > limit:
+            self._add("error", "value_too_large", "%s: %d characters is more than the %d this lint allows"
+                      % (self.name, len(value), limit), "Check where the value comes from.")
+            return DROP
+        if value.startswith("-") and self.action.get("type") in STRING_TYPES:
+            self._add("error", "value_looks_like_option",
+                      "%s: the value %s starts with '-': SGLang's config loader passes it on the command line, where "
+                      "argparse reads it as an option (expected one argument)" % (self.name, self.show(value)),
+                      "Remove the leading '-'.")
+            return DROP
+        return value
+
