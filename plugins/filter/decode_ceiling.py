@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filter gpufleet.sglang.decode_ceiling: the batch-1 decode ceiling of a model on a GPU box.
 
-The model lives in module_utils/decode_ceiling.py (shared with the sglang_probe module); this file only adapts
+The model lives in module_utils/gpu/ceiling.py (shared with the sglang_probe module); this file only adapts
 it to Jinja. Documentation: decode_ceiling.yml beside this file.
 """
 
@@ -15,25 +15,20 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu.ceiling import CeilingError
 from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu.ceiling import decode_ceiling as _decode_ceiling
+from ansible_collections.gpufleet.sglang.plugins.plugin_utils.filter_adapter import as_number, filter_errors
 
 _KEYWORDS = ("gpu", "tp", "link", "pcie_gen", "pcie_width", "accept_length", "bandwidth_gbs", "gpu_facts", "p2p", "params_b",
              "active_params_b", "dtype", "bytes_per_param", "num_layers", "hidden_size", "allreduce_latency_us", "achievable_fraction")
 
 
+@filter_errors("decode_ceiling", CeilingError, ValueError)
 def decode_ceiling(model: Any, **kwargs: Any) -> Dict[str, Any]:
     """``model_config | gpufleet.sglang.decode_ceiling(gpu=..., tp=..., link=..., ...)``; errors become filter errors."""
     unknown = sorted(set(kwargs) - set(_KEYWORDS))
     if unknown:
         raise AnsibleFilterError("decode_ceiling: unknown argument(s) %s; known: %s" % (", ".join(unknown), ", ".join(_KEYWORDS)))
-    if isinstance(model, str):
-        try:
-            model = float(model)
-        except ValueError as exc:
-            raise AnsibleFilterError("decode_ceiling: the input is a config.json dict or a parameter count in billions, not %r" % model) from exc
-    try:
-        return _decode_ceiling(model, **kwargs)
-    except CeilingError as exc:
-        raise AnsibleFilterError("decode_ceiling: %s" % exc) from exc
+    model = as_number(model, "the input is a config.json dict or a parameter count in billions, not %r")
+    return _decode_ceiling(model, **kwargs)
 
 
 class FilterModule:

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filter gpufleet.sglang.tune_report: the flag tuner's measurements in, verdicts, winning args, Markdown and SVG out.
 
-The decision rule lives in module_utils/tune_report.py (pure, unit-tested); this file only adapts it to Jinja
+The decision rule lives in plugin_utils/tune_verdicts.py (pure, unit-tested); this file only adapts it to Jinja
 for tune.yml. A filter rather than a module because everything it needs is already in the play's variables:
 it runs on the controller, identically under --check, with no round trip. Documentation: tune_report.yml
 beside this file.
@@ -18,10 +18,12 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.gpufleet.sglang.plugins.plugin_utils.tune_verdicts import DEFAULT_METRIC, DEFAULT_MIN_GAIN_PCT, TuneReportError
 from ansible_collections.gpufleet.sglang.plugins.plugin_utils.tune_report import normalise_candidate
 from ansible_collections.gpufleet.sglang.plugins.plugin_utils.tune_report import tune_report as _tune_report
+from ansible_collections.gpufleet.sglang.plugins.plugin_utils.filter_adapter import as_number, filter_errors
 
 _KEYWORDS = ("baseline", "ceiling", "min_gain_pct", "metric")
 
 
+@filter_errors("tune_report", TuneReportError, ValueError)
 def tune_report(candidates: Any, baseline: Any = None, ceiling: Any = None, min_gain_pct: Any = DEFAULT_MIN_GAIN_PCT,
                 metric: Any = DEFAULT_METRIC) -> Dict[str, Any]:
     """``candidates | gpufleet.sglang.tune_report(baseline=..., ceiling=..., min_gain_pct=2.0)``; errors become filter errors.
@@ -31,23 +33,14 @@ def tune_report(candidates: Any, baseline: Any = None, ceiling: Any = None, min_
     """
     if baseline is None:
         raise AnsibleFilterError("tune_report: baseline is required (a dict with args and runs of the base config)")
-    if isinstance(min_gain_pct, str):
-        try:
-            min_gain_pct = float(min_gain_pct)
-        except ValueError as exc:
-            raise AnsibleFilterError("tune_report: min_gain_pct must be a number of percent, not %r" % min_gain_pct) from exc
-    try:
-        return _tune_report(candidates, baseline, ceiling=ceiling, min_gain_pct=min_gain_pct, metric=str(metric))
-    except TuneReportError as exc:
-        raise AnsibleFilterError("tune_report: %s" % exc) from exc
+    min_gain_pct = as_number(min_gain_pct, "min_gain_pct must be a number of percent, not %r")
+    return _tune_report(candidates, baseline, ceiling=ceiling, min_gain_pct=min_gain_pct, metric=str(metric))
 
 
+@filter_errors("tune_candidates", TuneReportError)
 def tune_candidate(item: Any) -> Dict[str, Any]:
     """``tune_candidates | map('gpufleet.sglang.tune_candidate')``: each as ``{name, args}``."""
-    try:
-        return normalise_candidate(item)
-    except TuneReportError as exc:
-        raise AnsibleFilterError("tune_candidates: %s" % exc) from exc
+    return normalise_candidate(item)
 
 
 class FilterModule:

@@ -229,23 +229,19 @@ from typing import Any, Dict, List, Optional
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufleet.sglang.plugins.module_utils.model_cache import hub_helper as helper_module
-from ansible_collections.gpufleet.sglang.plugins.module_utils.model_cache.files import (
+from ansible_collections.gpufleet.sglang.plugins.module_utils.model_cache.hub import (
     DEFAULT_ALLOW_PATTERNS,
-    check_space,
-    describe_problems,
     filter_patterns,
-    free_bytes,
-    human_bytes,
     is_commit,
     manifest_path,
-    normalize_modes,
     plan_fetch,
     read_manifest,
     repo_folder_name,
     snapshot_path,
-    verify_model_dir,
     write_manifest,
 )
+from ansible_collections.gpufleet.sglang.plugins.module_utils.model_cache.space import check_space, free_bytes, human_bytes
+from ansible_collections.gpufleet.sglang.plugins.module_utils.model_cache.verify import describe_problems, normalize_modes, verify_model_dir
 from ansible_collections.gpufleet.sglang.plugins.module_utils.secrets import redact
 
 

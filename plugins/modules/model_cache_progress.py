@@ -44,14 +44,7 @@ options:
     type: path
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-attributes:
-  check_mode:
-    support: full
-    details: Read-only.
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
+  - gpufleet.sglang.read_only
 seealso:
   - module: gpufleet.sglang.model_cache_hub
 """
@@ -116,7 +109,7 @@ from typing import Any, Dict, Optional
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.model_cache.files import format_progress, parse_progress
+from ansible_collections.gpufleet.sglang.plugins.module_utils.model_cache.progress import format_progress, parse_progress
 
 
 def read_state(path: str, run_id: str) -> Dict[str, Any]:

@@ -60,14 +60,7 @@ options:
     default: "10%"
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-attributes:
-  check_mode:
-    support: full
-    details: Read-only.
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
+  - gpufleet.sglang.read_only
 seealso:
   - module: gpufleet.sglang.model_cache_hub
 """
@@ -139,13 +132,9 @@ from typing import Any, Dict
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.model_cache.files import (
-    check_space,
-    describe_problems,
-    free_bytes,
-    read_manifest,
-    verify_model_dir,
-)
+from ansible_collections.gpufleet.sglang.plugins.module_utils.model_cache.hub import read_manifest
+from ansible_collections.gpufleet.sglang.plugins.module_utils.model_cache.space import check_space, free_bytes
+from ansible_collections.gpufleet.sglang.plugins.module_utils.model_cache.verify import describe_problems, verify_model_dir
 
 
 def run(params: Dict[str, Any]) -> Dict[str, Any]:

@@ -99,17 +99,22 @@ class ProbeClient:
 
     # --- plain requests ----------------------------------------------------------------------------------
 
-    def get(self, path: str, timeout: float = 30.0) -> Tuple[int, bytes]:
-        """GET ``path``; returns (status, body). Socket errors raise ProbeHTTPError."""
+    def request(self, method: str, path: str, body: Optional[bytes] = None,
+                timeout: Optional[float] = 30.0) -> Tuple[int, bytes]:
+        """One plain (not streamed) request; returns (status, body). Socket errors raise ProbeHTTPError."""
         conn = self.connection(timeout)
         try:
-            conn.request("GET", self.prefix + path, headers=self.headers())
+            conn.request(method, self.prefix + path, body=body, headers=self.headers())
             resp = conn.getresponse()
             return resp.status, resp.read()
         except (OSError, http.client.HTTPException) as exc:
-            raise ProbeHTTPError("GET %s: %s" % (path, _describe(exc))) from exc
+            raise ProbeHTTPError("%s %s: %s" % (method, path, _describe(exc))) from exc
         finally:
             conn.close()
+
+    def get(self, path: str, timeout: float = 30.0) -> Tuple[int, bytes]:
+        """GET ``path``; returns (status, body). Socket errors raise ProbeHTTPError."""
+        return self.request("GET", path, timeout=timeout)
 
     def get_json(self, path: str, timeout: float = 30.0) -> Optional[Any]:
         """GET ``path`` and decode JSON; None for a non-200 answer or a body that is not JSON."""
@@ -123,15 +128,7 @@ class ProbeClient:
 
     def post_json(self, path: str, payload: Dict[str, Any], timeout: Optional[float] = None) -> Tuple[int, bytes]:
         """POST a JSON body without streaming; returns (status, body)."""
-        conn = self.connection(timeout)
-        try:
-            conn.request("POST", self.prefix + path, body=json.dumps(payload).encode("utf-8"), headers=self.headers())
-            resp = conn.getresponse()
-            return resp.status, resp.read()
-        except (OSError, http.client.HTTPException) as exc:
-            raise ProbeHTTPError("POST %s: %s" % (path, _describe(exc))) from exc
-        finally:
-            conn.close()
+        return self.request("POST", path, json.dumps(payload).encode("utf-8"), timeout)
 
     # --- streaming ---------------------------------------------------------------------------------------
 

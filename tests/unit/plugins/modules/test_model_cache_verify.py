@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.model_cache import files as mc
+from ansible_collections.gpufleet.sglang.plugins.module_utils.model_cache import hub
 from ansible_collections.gpufleet.sglang.plugins.modules import model_cache_verify
 
 ROOT = Path(__file__).resolve().parents[4]
-sys.path.insert(0, str(ROOT / "tools" / "hub_standin"))
+sys.path.insert(0, str(ROOT / "tools" / "standins" / "hub"))
 import hub_standin  # noqa: E402  pylint: disable=wrong-import-position
 
 SHARD2 = "model-00002-of-00003.safetensors"
@@ -74,7 +74,7 @@ def test_no_room_for_the_copy_fails_with_both_numbers(tmp_path, source, monkeypa
 def test_manifest_sizes_and_checksums(tmp_path, source):
     folder, sizes = source
     manifest = tmp_path / "m.json"
-    mc.write_manifest(str(manifest), {"files": sizes, "sha256": {SHARD2: "0" * 64}})
+    hub.write_manifest(str(manifest), {"files": sizes, "sha256": {SHARD2: "0" * 64}})
     assert "failed_msg" not in model_cache_verify.run(params(path=str(folder), manifest=str(manifest)))
     failed = model_cache_verify.run(params(path=str(folder), manifest=str(manifest), verify_checksums=True))
     assert SHARD2 + ": sha256" in failed["failed_msg"]

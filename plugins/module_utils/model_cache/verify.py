@@ -1,8 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufleet.sglang contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Pure logic of the model cache: is a model folder complete, is there room for what is missing, how far is
-a download.
+"""Is a model folder complete: safetensors headers, shard sizes, the index, config and tokenizer.
 
 Why this exists: a 27B model is ~55 GB in a dozen safetensors shards, and the first thing that goes wrong on
 a real host is a shard that is missing or cut short (an interrupted copy, a full disk, a half-synced NFS
@@ -17,13 +16,11 @@ Runs on the target's Python (>= 3.9), standard library only.
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import json
 import os
-import re
 import struct
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 INDEX_FILE = "model.safetensors.index.json"
 SINGLE_FILE = "model.safetensors"
@@ -31,8 +28,6 @@ CONFIG_FILE = "config.json"
 # Any one of these makes a tokenizer that transformers can load (fast, sentencepiece, BPE vocab, WordPiece, tiktoken).
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "vocab.txt", "spiece.model",
                    "sentencepiece.bpe.model", "tiktoken.model", "qwen.tiktoken")
-DEFAULT_ALLOW_PATTERNS = ("*.json", "*.safetensors", "*.model", "*.tiktoken", "*.txt", "*.jinja")
-COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
 # A safetensors header is JSON of a few KB to a few MB; anything claiming more is not a safetensors file.
 MAX_HEADER_BYTES = 100 * 1024 * 1024
 
@@ -42,6 +37,7 @@ class Problem(dict):
 
     def __init__(self, file: str, kind: str, detail: str) -> None:
         super().__init__(file=file, kind=kind, detail=detail)
+
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -103,12 +99,12 @@ def inspect_safetensors(path: str) -> Tuple[int, List[str]]:
 # Folder verification
 # ---------------------------------------------------------------------------------------------------------------
 
-def _present(path: str) -> bool:
+def file_present(path: str) -> bool:
     """A regular file, or a link that resolves to one (the hub cache's snapshot folders are links to blobs)."""
     return os.path.isfile(path)
 
 
-def _describe_absent(root: str, rel: str) -> str:
+def describe_absent(root: str, rel: str) -> str:
     path = os.path.join(root, rel)
     if os.path.islink(path):
         return "missing: a link to %s that does not exist" % os.readlink(path)
@@ -122,7 +118,7 @@ def weight_files(root: str) -> Tuple[Dict[str, List[str]], List[Problem]]:
     neither is a problem: SGLang would find no weights (or fall back to .bin files this cache does not fetch).
     """
     index_path = os.path.join(root, INDEX_FILE)
-    if _present(index_path):
+    if file_present(index_path):
         try:
             with open(index_path, "rb") as handle:
                 index = json.loads(handle.read().decode("utf-8"))
@@ -136,8 +132,8 @@ def weight_files(root: str) -> Tuple[Dict[str, List[str]], List[Problem]]:
             shards.setdefault(str(shard), []).append(str(tensor))
         return shards, []
     if os.path.islink(index_path):
-        return {}, [Problem(INDEX_FILE, "missing", _describe_absent(root, INDEX_FILE))]
-    if _present(os.path.join(root, SINGLE_FILE)) or os.path.islink(os.path.join(root, SINGLE_FILE)):
+        return {}, [Problem(INDEX_FILE, "missing", describe_absent(root, INDEX_FILE))]
+    if file_present(os.path.join(root, SINGLE_FILE)) or os.path.islink(os.path.join(root, SINGLE_FILE)):
         return {SINGLE_FILE: []}, []
     return {}, [Problem(INDEX_FILE, "missing", "no %s and no %s: no safetensors weights" % (INDEX_FILE, SINGLE_FILE))]
 
@@ -157,8 +153,8 @@ def verify_model_dir(root: str, expected: Optional[Mapping[str, int]] = None, re
                 "files": {}, "total_bytes": 0, "shards": []}
 
     config = os.path.join(root, CONFIG_FILE)
-    if not _present(config):
-        problems.append(Problem(CONFIG_FILE, "missing", _describe_absent(root, CONFIG_FILE)))
+    if not file_present(config):
+        problems.append(Problem(CONFIG_FILE, "missing", describe_absent(root, CONFIG_FILE)))
     else:
         try:
             with open(config, "rb") as handle:
@@ -167,16 +163,16 @@ def verify_model_dir(root: str, expected: Optional[Mapping[str, int]] = None, re
         except (OSError, ValueError) as exc:
             problems.append(Problem(CONFIG_FILE, "unreadable", "not valid JSON: %s" % exc))
 
-    if require_tokenizer and not any(_present(os.path.join(root, name)) for name in TOKENIZER_FILES):
+    if require_tokenizer and not any(file_present(os.path.join(root, name)) for name in TOKENIZER_FILES):
         problems.append(Problem("tokenizer", "missing", "no tokenizer file (one of %s)" % ", ".join(TOKENIZER_FILES)))
 
     shards, shard_problems = weight_files(root)
     problems.extend(shard_problems)
     for shard, tensors in sorted(shards.items()):
         path = os.path.join(root, shard)
-        if not _present(path):
+        if not file_present(path):
             named = " (named in %s)" % INDEX_FILE if shard != SINGLE_FILE else ""
-            problems.append(Problem(shard, "missing", _describe_absent(root, shard) + named))
+            problems.append(Problem(shard, "missing", describe_absent(root, shard) + named))
             continue
         size = os.path.getsize(path)
         try:
@@ -202,8 +198,8 @@ def verify_model_dir(root: str, expected: Optional[Mapping[str, int]] = None, re
         if rel in seen:
             continue
         path = os.path.join(root, rel)
-        if not _present(path):
-            problems.append(Problem(rel, "missing", _describe_absent(root, rel)))
+        if not file_present(path):
+            problems.append(Problem(rel, "missing", describe_absent(root, rel)))
             seen.add(rel)
         elif os.path.getsize(path) != int(size):
             actual = os.path.getsize(path)
@@ -214,7 +210,7 @@ def verify_model_dir(root: str, expected: Optional[Mapping[str, int]] = None, re
 
     for rel, digest in sorted((checksums or {}).items()):
         path = os.path.join(root, rel)
-        if rel in seen or not _present(path):
+        if rel in seen or not file_present(path):
             continue
         actual = sha256_file(path)
         if actual != digest:
@@ -273,234 +269,3 @@ def describe_problems(problems: Sequence[Mapping[str, str]], where: str) -> str:
     lines = ["%s: %s" % (p["file"], p["detail"]) for p in problems]
     return "%s is not a complete model (%d problem%s): %s" % (where, len(lines), "" if len(lines) == 1 else "s",
                                                               "; ".join(lines))
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Hub listing
-# ---------------------------------------------------------------------------------------------------------------
-
-def is_commit(revision: str) -> bool:
-    """A full 40-hex commit id, the only revision that can never move."""
-    return bool(COMMIT_RE.match(revision or ""))
-
-
-def repo_folder_name(repo_id: str, repo_type: str = "model") -> str:
-    """The hub cache's folder for a repo (huggingface_hub's repo_folder_name): models--org--name."""
-    return "--".join([repo_type + "s"] + repo_id.split("/"))
-
-
-def snapshot_path(cache_dir: str, repo_id: str, commit: str) -> str:
-    """Where a commit's files appear in the hub cache (links into blobs/)."""
-    return os.path.join(cache_dir, repo_folder_name(repo_id), "snapshots", commit)
-
-
-def filter_patterns(paths: Iterable[str], allow: Optional[Sequence[str]], ignore: Optional[Sequence[str]] = None) -> List[str]:
-    """Keep the paths huggingface_hub's filter_repo_objects keeps: fnmatch, a trailing '/' means the whole folder."""
-    def norm(patterns: Optional[Sequence[str]]) -> Optional[List[str]]:
-        if patterns is None:
-            return None
-        return [p + "*" if p.endswith("/") else p for p in patterns]
-
-    allow_n, ignore_n = norm(allow), norm(ignore)
-    kept = []
-    for path in paths:
-        if allow_n is not None and not any(fnmatch.fnmatch(path, p) for p in allow_n):
-            continue
-        if ignore_n is not None and any(fnmatch.fnmatch(path, p) for p in ignore_n):
-            continue
-        kept.append(path)
-    return kept
-
-
-def plan_fetch(listing: Mapping[str, int], root: str, was_complete: bool = False) -> Dict[str, Any]:
-    """Compare the hub's listing (already filtered) with the local snapshot: what is there, what must be fetched.
-
-    Files present with the listed size are kept; missing ones and ones of the wrong size go to ``fetch``.
-    Files of the wrong size, links whose blob is gone, and (when the snapshot ``was_complete`` once, i.e. a
-    manifest of it exists) plain missing files are also reported as ``damaged``: something removed or cut them
-    after a complete fetch, and the operator should hear about it even when they are fetched again.
-    """
-    present: Dict[str, int] = {}
-    fetch: Dict[str, int] = {}
-    damaged: List[Problem] = []
-    for rel, size in sorted(listing.items()):
-        path = os.path.join(root, rel)
-        if not _present(path):
-            fetch[rel] = int(size)
-            if os.path.islink(path) or was_complete:
-                damaged.append(Problem(rel, "missing", _describe_absent(root, rel)))
-            continue
-        actual = os.path.getsize(path)
-        if size is not None and actual != int(size):
-            fetch[rel] = int(size)
-            kind = "truncated" if actual < int(size) else "size"
-            label = "truncated" if kind == "truncated" else "wrong size"
-            damaged.append(Problem(rel, kind, "%s: %d of %d bytes" % (label, actual, int(size))))
-            continue
-        present[rel] = actual
-    return {"present": present, "fetch": fetch, "damaged": damaged,
-            "present_bytes": sum(present.values()), "fetch_bytes": sum(fetch.values())}
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Sizes and disk space
-# ---------------------------------------------------------------------------------------------------------------
-
-_UNITS = {"": 1, "B": 1, "K": 1000, "KB": 1000, "M": 1000 ** 2, "MB": 1000 ** 2, "G": 1000 ** 3, "GB": 1000 ** 3,
-          "T": 1000 ** 4, "TB": 1000 ** 4, "KIB": 1024, "MIB": 1024 ** 2, "GIB": 1024 ** 3, "TIB": 1024 ** 4}
-
-
-def parse_size(value: Any) -> int:
-    """Bytes from 123, '123', '55GB', '55 GiB', '1.5T'. Decimal units are powers of 1000, *iB of 1024."""
-    if isinstance(value, bool):
-        raise ValueError("not a size: %r" % (value,))
-    if isinstance(value, (int, float)):
-        return int(value)
-    match = re.match(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*$", str(value))
-    if not match or match.group(2).upper() not in _UNITS:
-        raise ValueError("not a size: %r (use bytes, or a number with B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)" % (value,))
-    return int(float(match.group(1)) * _UNITS[match.group(2).upper()])
-
-
-def margin_bytes(margin: Any, needed: int) -> int:
-    """Free space to keep beyond the model: '10%' of what is fetched, or an absolute size ('20GiB', 0)."""
-    text = str(margin).strip()
-    if text.endswith("%"):
-        try:
-            percent = float(text[:-1])
-        except ValueError as exc:
-            raise ValueError("not a margin: %r" % (margin,)) from exc
-        if percent < 0:
-            raise ValueError("not a margin: %r" % (margin,))
-        return int(needed * percent / 100.0)
-    return parse_size(margin)
-
-
-def human_bytes(count: float) -> str:
-    """1234567 -> '1.2 MB' (decimal units, as disk vendors and the hub's web pages print them)."""
-    count = float(count)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(count) < 1000 or unit == "TB":
-            return ("%d %s" % (count, unit)) if unit == "B" else ("%.1f %s" % (count, unit))
-        count /= 1000.0
-    return "%.1f TB" % count  # pragma: no cover (the loop returns)
-
-
-def existing_ancestor(path: str) -> str:
-    """The nearest folder that exists at or above path: where free space is measured before anything is made."""
-    path = os.path.abspath(path)
-    while not os.path.exists(path):
-        parent = os.path.dirname(path)
-        if parent == path:
-            break
-        path = parent
-    return path
-
-
-def free_bytes(path: str) -> int:
-    """Bytes an unprivileged writer may still use on the file system holding path (statvfs f_bavail)."""
-    stat = os.statvfs(existing_ancestor(path))
-    return stat.f_bavail * stat.f_frsize
-
-
-def check_space(needed: int, free: int, margin: Any, where: str, what: str = "the model") -> Optional[str]:
-    """None when needed + margin fits in free; else a message with both numbers in bytes and in GB."""
-    extra = margin_bytes(margin, needed)
-    if needed <= 0 or needed + extra <= free:
-        return None
-    return ("not enough disk space in %s for %s: it needs %s (%d bytes) plus a margin of %s (%s), %s (%d bytes) "
-            "in all, but only %s (%d bytes) are free. Free some space, point model_cache_dir at a bigger file "
-            "system, or lower model_cache_min_free_margin."
-            % (where, what, human_bytes(needed), needed, human_bytes(extra), margin, human_bytes(needed + extra),
-               needed + extra, human_bytes(free), free))
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Progress
-# ---------------------------------------------------------------------------------------------------------------
-
-def parse_progress(text: str) -> Dict[str, Any]:
-    """Fold a progress file (JSON lines: start, progress..., done or error) into its latest state.
-
-    Lines that are not JSON (a crash's traceback, a half-written last line) are skipped, so a reader never
-    fails on a file that is being written.
-    """
-    state: Dict[str, Any] = {"event": None, "started": False, "finished": False, "failed": False}
-    for line in text.splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(record, dict):
-            continue
-        event = record.get("event")
-        if event == "start":
-            state = {"event": "start", "started": True, "finished": False, "failed": False}
-        state.update({k: v for k, v in record.items() if k != "event"})
-        state["event"] = event
-        if event in ("done", "error"):
-            state["finished"] = True
-            state["failed"] = event == "error"
-    return state
-
-
-def _duration(seconds: Optional[float]) -> str:
-    if seconds is None:
-        return "unknown"
-    seconds = int(seconds)
-    if seconds < 90:
-        return "%d s" % seconds
-    if seconds < 5400:
-        return "%d min" % round(seconds / 60.0)
-    return "%.1f h" % (seconds / 3600.0)
-
-
-def format_progress(state: Mapping[str, Any]) -> str:
-    """The line a person reads every few seconds during a long download."""
-    if not state.get("started"):
-        return "waiting for the download to start"
-    done, total = int(state.get("bytes_done") or 0), int(state.get("bytes_total") or 0)
-    percent = (" (%d%%)" % int(done * 100 / total)) if total else ""
-    files = "%s/%s files" % (state.get("files_done", 0), state.get("files_total", "?"))
-    if state.get("event") == "error":
-        return "download failed after %s, %s, %s of %s: %s" % (
-            _duration(state.get("elapsed_s")), files, human_bytes(done), human_bytes(total),
-            state.get("error", "see the job result"))
-    if state.get("event") == "done":
-        return "download complete: %s, %s in %s" % (files, human_bytes(done), _duration(state.get("elapsed_s")))
-    rate = int(state.get("rate_bps") or 0)
-    return "%s, %s of %s%s, %s/s, %s left" % (files, human_bytes(done), human_bytes(total), percent,
-                                              human_bytes(rate), _duration(state.get("eta_s")))
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Manifests: what a complete fetch of one commit looked like
-# ---------------------------------------------------------------------------------------------------------------
-
-def manifest_path(state_dir: str, repo_id: str, commit: str) -> str:
-    """Where the listing of a completed commit is kept (beside the hub cache, never inside a snapshot)."""
-    return os.path.join(state_dir, "manifests", "%s--%s.json" % (repo_folder_name(repo_id), commit))
-
-
-def read_manifest(path: str) -> Optional[Dict[str, Any]]:
-    """The manifest, or None when absent or unreadable (then the hub's listing is asked for again)."""
-    try:
-        with open(path, "rb") as handle:
-            data = json.loads(handle.read().decode("utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
-        return None
-    return data
-
-
-def write_manifest(path: str, data: Mapping[str, Any]) -> None:
-    """Write atomically (temp file + rename), readable by all: a half-written manifest must never exist."""
-    folder = os.path.dirname(path)
-    os.makedirs(folder, mode=0o755, exist_ok=True)
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2, sort_keys=True)
-        handle.write("\n")
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
