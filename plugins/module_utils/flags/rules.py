@@ -11,7 +11,7 @@ options it needs in that release's flag table, and gets a ``RuleContext`` from t
 table's default), ``given(name)`` says whether the operator set it, ``facts`` holds host facts
 (``gpu_p2p``, ``nvlink``, ``service_user``), and ``error/warning/info`` build findings.
 
-Messages quote SGLang's own text where it has one (sglang-facts.md section 3 and the 0.5.23 validation
+Messages quote SGLang's own text where it has one (docs/reference/sglang.md#validation-rules and the 0.5.23 validation
 cases); the hint says what to change. Severity: error when SGLang refuses or crashes, warning when it
 accepts something that will surprise, info for silent adjustments worth knowing.
 

@@ -20,7 +20,7 @@ forward) reads every active weight once, so
 - Bandwidth: NVIDIA's published peak (gpu/specs.py). ``achievable_fraction`` defaults to 1.0, so the figure is a
   ceiling, not a forecast: real decode kernels reach roughly 80-90% of peak, which is what "within 10%" in the
   verdict allows for. On the story's box (a 27B dense bf16 model, 2x RTX A6000 768 GB/s, PCIe, TP 2) this gives
-  about 29 tok/s, in line with the ~28 tok/s design.md quotes and the ~55 tok/s measured at accept length ~2.
+  about 29 tok/s, in line with the ~28 tok/s of docs/reference/sglang.md#decode-ceiling and the ~55 tok/s measured at accept length ~2.
 - All-reduce: SGLang runs two per decoder layer (after attention, after the MLP), one for the vocab-parallel
   embedding and a gather of the logits; each moves hidden_size x 2 bytes per token, so it is latency-bound;
   latencies per link and implementation are in gpu/specs.py with their sources.

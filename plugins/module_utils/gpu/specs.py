@@ -30,7 +30,7 @@ class GpuSpec(NamedTuple):
     bandwidth_gbs: float
     memory_gb: float
     segment: str          # data-centre, workstation or consumer
-    p2p: bool             # PCIe peer-to-peer on stock drivers (GeForce: no, nccl-pcie.md / nccl-tests #287)
+    p2p: bool             # PCIe peer-to-peer on stock drivers (GeForce: no; docs/reference/nccl-pcie.md#which-gpus-grant-p2p)
     source: str
 
 
@@ -175,7 +175,7 @@ _NV_RE = re.compile(r"^NV\d+$")
 # - NVLink, 6 us: 2x H100 all-reduce of 128 B - 64 KB with CUDA graphs, about 6 us
 #   (https://github.com/NVIDIA/nccl/issues/1259).
 # - PCIe with P2P and a one-shot kernel (SGLang's custom all-reduce, which it keeps on at TP 2 over PCIe,
-#   sglang-facts.md section 7), 8 us: one-shot push over PCIe P2P measured 5.0 us at 8 KB and 7.2 us at 16 KB
+#   docs/reference/sglang.md#custom-all-reduce), 8 us: one-shot push over PCIe P2P measured 5.0 us at 8 KB and 7.2 us at 16 KB
 #   inside a CUDA graph (https://github.com/haohervchb/sglang-V100/pull/2); FlashInfer's PCIe-IPC kernels on
 #   switch-free hosts need about 4 us for each of the reduce-scatter and all-gather halves at one row
 #   (https://github.com/flashinfer-ai/flashinfer/pull/5023).
@@ -183,7 +183,7 @@ _NV_RE = re.compile(r"^NV\d+$")
 #   NCCL inside a CUDA graph over PCIe measured 19.4 us at 4 KB and 20.3 us at 8 KB (same sglang-V100 PR #2);
 #   8x RTX 4090 NCCL all-reduce of 8 B: 40-42 us without graphs (https://github.com/NVIDIA/nccl/issues/1530).
 # - Across sockets (SYS) everything is slower: the socket link carries ~10 GB/s against ~21-26 GB/s inside one
-#   (reference/nccl-pcie.md, flashinfer PR #4870); modelled as 1.5x the PCIe figures.
+#   (docs/reference/nccl-pcie.md#expected-bandwidth, flashinfer PR #4870); modelled as 1.5x the PCIe figures.
 ALLREDUCE_LATENCY_US = {
     ("nvlink", "custom"): 6.0,
     ("nvlink", "nccl"): 6.0,
@@ -198,7 +198,7 @@ ALLREDUCE_SOURCES = {
 
 # Bus bandwidth of an all-reduce, GB/s, for the (small) size-dependent part of its time.
 # PCIe Gen4 x16: ~26 GB/s one hop, ~21 GB/s ring, ~10 GB/s across sockets; Gen5 about twice
-# (reference/nccl-pcie.md, from flashinfer PR #4870 measurements). NVLink: a conservative 200 GB/s
+# (docs/reference/nccl-pcie.md#expected-bandwidth, from flashinfer PR #4870). NVLink: a conservative 200 GB/s
 # (nccl-tests on A100/H100 NVLink report 230-480 GB/s bus bandwidth).
 PCIE_GEN4_X16_GBS = {"pcie_switch": 26.0, "pcie_host_bridge": 21.0, "pcie_cross_socket": 10.0}
 PCIE_GEN_FACTOR = {1: 0.125, 2: 0.25, 3: 0.5, 4: 1.0, 5: 2.0, 6: 4.0}
@@ -241,7 +241,7 @@ def allreduce_impl(kind: str, tp: int, p2p: bool) -> str:
     """Which all-reduce SGLang runs by default: ``custom`` (one-shot P2P kernel) or ``nccl``.
 
     SGLang 0.5.23 keeps its custom all-reduce at world sizes 2/4/6/8 with full NVLink, and over PCIe only at
-    TP 2 with P2P (``can_use_custom_all_reduce_with_nvlink``, sglang-facts.md section 7); otherwise NCCL.
+    TP 2 with P2P (``can_use_custom_all_reduce_with_nvlink``, docs/reference/sglang.md#custom-all-reduce); otherwise NCCL.
     """
     if kind == "nvlink":
         return "custom" if tp in (2, 4, 6, 8) else "nccl"

@@ -20,7 +20,7 @@ import io
 import re
 from typing import Any, Dict, List, Optional
 
-# Path classes printed by ``nvidia-smi topo -m``, nearest first (nccl-pcie.md, "Facts").
+# Path classes printed by ``nvidia-smi topo -m``, nearest first (docs/reference/nccl-pcie.md#path-classes).
 # ``SOC`` is the pre-2017 spelling of ``SYS``; ``NV#`` is matched separately.
 LINK_CLASSES = ("PIX", "PXB", "PHB", "NODE", "SYS")
 _LEGACY_LINK = {"SOC": "SYS"}
@@ -288,7 +288,7 @@ def parse_memory_query(text: str) -> Dict[str, Any]:
 
 
 def nvlink_full_mesh(links: Dict[str, str], gpu_count: int, gpus: Optional[List[int]] = None) -> bool:
-    """True when every pair among ``gpus`` (default: all) is joined by NVLink (rule R1 of nccl-pcie.md)."""
+    """True when every pair among ``gpus`` (default: all) is joined by NVLink (docs/reference/nccl-pcie.md#nvlink-uses-p2p)."""
     members = sorted(gpus) if gpus is not None else list(range(gpu_count))
     if len(members) < 2:
         return False
@@ -320,7 +320,7 @@ def parse_iommu(cmdline: Optional[str], iommu_entries: Optional[List[str]]) -> D
 
     Why: with the IOMMU translating DMA (not ``iommu=pt``), peer-to-peer traffic is redirected through
     the root complex: slow, or a hang at the first all-reduce even when ``topo -p2p`` says OK
-    (nccl-pcie.md, NCCL troubleshooting docs, nccl #199).
+    (docs/reference/nccl-pcie.md#acs-and-iommu, NCCL troubleshooting docs, nccl #199).
 
     Returns ``{"mode": "passthrough"|"translated"|"off"|"unknown", "explicit": bool, "active": bool|None,
     "units": [...], "cmdline_args": [...]}``. ``explicit`` tells whether the kernel command line chose the
@@ -404,7 +404,7 @@ def parse_cpu_vendor(cpuinfo: Optional[str]) -> str:
     """CPU vendor from ``/proc/cpuinfo``: ``intel``, ``amd``, ``arm`` or ``unknown``.
 
     Why it matters: since NCCL 2.23.4 P2P through the host bridge is on by default only on AMD hosts
-    with at most two GPUs (nccl-pcie.md, "Facts", from ``src/graph/paths.cc``).
+    with at most two GPUs (docs/reference/nccl-pcie.md#default-p2p-level, from ``src/graph/paths.cc``).
     """
     for line in (cpuinfo or "").split("\n"):
         key, _sep, value = line.partition(":")

@@ -5,7 +5,7 @@
 
 Why the same definitions: an operator compares the probe with ``python -m sglang.benchmark.serving`` and with
 numbers posted in SGLang issues; a different percentile rule or throughput window would make equal servers look
-different. So (sglang-facts.md section 6):
+different. So (docs/reference/sglang.md#benchmark-metrics):
 
 - percentiles interpolate linearly between order statistics, numpy's default (the benchmark uses numpy);
 - ITL percentiles pool every gap of every request; TTFT, TPOT, E2E and decode tokens/s are per request;

@@ -6,7 +6,7 @@
 Why separate from the HTTP client: the client only reads bytes and stamps arrival times (nothing else runs
 between a chunk's arrival and its timestamp); everything here runs after the whole concurrency level has
 finished, so parsing can never delay a reading or make the client the bottleneck. The definitions are those
-of SGLang's own benchmark (``sglang.benchmark.serving``, sglang-facts.md section 6):
+of SGLang's own benchmark (``sglang.benchmark.serving``, docs/reference/sglang.md#benchmark-metrics):
 
 - TTFT: arrival of the first chunk that carries non-empty generated text, minus the send time.
 - ITL: gaps between consecutive text chunks. When a chunk says how many tokens it carries (native ``/generate``

@@ -13,7 +13,7 @@ KEY = "sk-gpufleet-3f9a8c2e7b1d4a6f0c5e"
 
 
 @pytest.mark.parametrize("text, secret", [
-    # SGLang's startup line prints ServerArgs as a Python repr (sglang-facts.md 3.1).
+    # SGLang's startup line prints ServerArgs as a Python repr (docs/reference/sglang.md#secrets-sglang-prints).
     (f"[2026-11-30 09:02:01] server_args=ServerArgs(model_path='/m', api_key='{KEY}', port=30000)", KEY),
     ("server_args=ServerArgs(admin_api_key=\"adm-77aa55cc99ee\", tp_size=2)", "adm-77aa55cc99ee"),
     # /server_info is JSON.

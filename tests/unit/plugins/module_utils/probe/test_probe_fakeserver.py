@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 """A tiny SGLang-shaped SSE server on 127.0.0.1 with a known pace, for the probe's tests (and its own tests).
 
-It speaks the formats of sglang-facts.md section 5: ``/v1/completions`` and ``/v1/chat/completions`` stream
+It speaks the formats of docs/reference/sglang.md#completions-and-chat-streaming: ``/v1/completions`` and ``/v1/chat/completions`` stream
 ``data: {json}`` chunks, a final usage chunk with ``choices: []`` when ``stream_options.include_usage`` is set
 (usage on every chunk with ``continuous_usage_stats``), then ``data: [DONE]``; native ``/generate`` streams
 cumulative text with ``meta_info`` (``spec_verify_ct`` and ``spec_accept_length`` on the final chunk when
