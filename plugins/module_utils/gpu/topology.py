@@ -18,7 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 # Path classes printed by ``nvidia-smi topo -m``, nearest first (docs/reference/nccl-pcie.md#path-classes).
 # ``SOC`` is the pre-2017 spelling of ``SYS``; ``NV#`` is matched separately.
@@ -124,6 +124,32 @@ def _iter_matrices(text: str):
         i += 1
 
 
+def _square_gpu_matrices(text: str, read: Callable[[str], Optional[str]],
+                         accept: Callable[[Optional[str]], bool]) -> Iterator[Tuple[List[str], str, List[List[str]], Dict[int, List[Any]]]]:
+    """Each matrix of ``text`` whose GPU rows and columns form a square with ``X`` on the diagonal.
+
+    Yields (columns, header line, GPU rows, cells by GPU index) where each cell went through ``read`` and
+    every off-diagonal cell passed ``accept``; matrices of another kind printed in the same text (``topo -m``
+    beside ``topo -p2p``) fail that test and are skipped.
+    """
+    for cols, header_line, rows in _iter_matrices(text):
+        n = len([c for c in cols if _GPU_LABEL_RE.match(c)])
+        gpu_rows = [r for r in rows if _GPU_LABEL_RE.match(r[0])]
+        if n == 0 or len(gpu_rows) < n:
+            continue
+        cells: Dict[int, List[Any]] = {}
+        for row in gpu_rows[:n]:
+            idx = int(_GPU_LABEL_RE.match(row[0]).group(1))
+            values = [read(tok) for tok in row[1:1 + n]]
+            if len(values) < n or idx >= n or values[idx] != "X" or \
+                    not all(accept(v) for i, v in enumerate(values) if i != idx):
+                break
+            cells[idx] = values
+        else:
+            if sorted(cells) == list(range(n)):
+                yield cols, header_line, gpu_rows, cells
+
+
 def parse_topo_matrix(text: str) -> Dict[str, Any]:
     """Parse ``nvidia-smi topo -m`` output.
 
@@ -137,23 +163,8 @@ def parse_topo_matrix(text: str) -> Dict[str, Any]:
     """
     result: Dict[str, Any] = {"gpu_count": 0, "links": {}, "affinity": {}, "nics": []}
     clean = strip_ansi(text)
-    for cols, header_line, rows in _iter_matrices(clean):
-        gpu_cols = [c for c in cols if _GPU_LABEL_RE.match(c)]
-        n = len(gpu_cols)
-        gpu_rows = [r for r in rows if _GPU_LABEL_RE.match(r[0])]
-        if n == 0 or len(gpu_rows) < n:
-            continue
-        cells = {}
-        valid = True
-        for row in gpu_rows[:n]:
-            idx = int(_GPU_LABEL_RE.match(row[0]).group(1))
-            values = [normalize_link(tok) for tok in row[1:1 + n]]
-            if len(values) < n or any(v is None for v in values) or values[idx] != "X":
-                valid = False
-                break
-            cells[idx] = values
-        if not valid or sorted(cells) != list(range(n)):
-            continue
+    for cols, header_line, gpu_rows, cells in _square_gpu_matrices(clean, normalize_link, lambda v: v is not None):
+        n = len(cells)
         for i in range(n):
             for j in range(i + 1, n):
                 result["links"][pair_key(i, j)] = cells[i][j]
@@ -183,23 +194,8 @@ def parse_p2p_matrix(text: str) -> Dict[str, str]:
     When the driver reports the two directions differently the worse one is kept (anything but ``OK``),
     since a P2P path that works one way only is not usable by NCCL or SGLang's custom all-reduce.
     """
-    for cols, _header, rows in _iter_matrices(strip_ansi(text)):
-        gpu_cols = [c for c in cols if _GPU_LABEL_RE.match(c)]
-        n = len(gpu_cols)
-        gpu_rows = [r for r in rows if _GPU_LABEL_RE.match(r[0])]
-        if n == 0 or len(gpu_rows) < n:
-            continue
-        table = {}
-        valid = True
-        for row in gpu_rows[:n]:
-            idx = int(_GPU_LABEL_RE.match(row[0]).group(1))
-            values = row[1:1 + n]
-            if len(values) < n or any(v not in P2P_STATUSES and v != "X" for v in values) or values[idx] != "X":
-                valid = False
-                break
-            table[idx] = values
-        if not valid or sorted(table) != list(range(n)):
-            continue
+    for _cols, _header, _rows, table in _square_gpu_matrices(strip_ansi(text), str, lambda v: v in P2P_STATUSES or v == "X"):
+        n = len(table)
         out = {}
         for i in range(n):
             for j in range(i + 1, n):
