@@ -21,7 +21,7 @@ help: ## list the targets
 
 .PHONY: venv
 venv: ## make .venv with the pinned toolchain and make gpufleet.sglang resolvable from this checkout
-	@tools/bootstrap
+	@tools/dev/bootstrap
 	@mkdir -p $(dir $(COLLECTION_LINK)) && ln -sfn ../../../.. $(COLLECTION_LINK)
 
 .PHONY: test
@@ -35,7 +35,7 @@ lint: venv ## yamllint and ansible-lint (production profile, offline)
 
 .PHONY: sanity
 sanity: venv ## ansible-test sanity from a generated ansible_collections tree
-	tools/sanity
+	tools/dev/sanity
 
 .PHONY: units
 units: venv lab-rootfs wheelhouse ## pytest: plugins, stand-ins, the lab tool (boots real lab hosts)
@@ -43,7 +43,7 @@ units: venv lab-rootfs wheelhouse ## pytest: plugins, stand-ins, the lab tool (b
 
 .PHONY: molecule
 molecule: venv lab-rootfs wheelhouse ## every Molecule scenario on lab hosts (SCENARIOS="a b" to pick)
-	tools/molecule-run $(SCENARIOS)
+	tools/dev/molecule-run $(SCENARIOS)
 
 .PHONY: lab-rootfs
 lab-rootfs: ## build the cached lab root filesystem (once; again when its recipe changes)
@@ -51,7 +51,7 @@ lab-rootfs: ## build the cached lab root filesystem (once; again when its recipe
 
 .PHONY: wheelhouse
 wheelhouse: venv ## wheels that pip inside lab hosts installs from, offline
-	tools/wheelhouse
+	tools/dev/wheelhouse
 
 LAB_INVENTORY ?= inventory/lab
 .PHONY: demo
@@ -70,11 +70,11 @@ demo-tune: ## after `make demo`: try candidate flags one at a time on lab1, keep
 
 .PHONY: bench
 bench: venv lab-rootfs wheelhouse ## the speed figures the issues name, each printed as JSON
-	python benchmarks/standin_capacity
-	python benchmarks/probe_capacity
-	python benchmarks/probe_accuracy
-	python benchmarks/launch_verdict
-	python benchmarks/rollout_scaling
+	python benchmarks/standin_capacity.py
+	python benchmarks/probe_capacity.py
+	python benchmarks/probe_accuracy.py
+	python benchmarks/launch_verdict.py
+	python benchmarks/rollout_scaling.py
 
 .PHONY: lab-down
 lab-down: ## halt and remove every lab host

@@ -1,6 +1,6 @@
 """Shared helpers for the stand-in tests (a uniquely named module, so other test folders' conftest files cannot shadow it).
 
-The tests import the stand-in from the checkout (``tools/standin/src`` is put first
+The tests import the stand-in from the checkout (``tools/standins/sglang/src`` is put first
 on ``sys.path`` here and on ``PYTHONPATH`` of every server they start), so they run
 with or without the package installed. Servers listen on loopback, on ports the OS
 hands out, with every simulated duration scaled down; every wait is bounded.
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 ROOT = Path(__file__).resolve().parents[2]
-SRC = ROOT / "tools" / "standin" / "src"
+SRC = ROOT / "tools" / "standins" / "sglang" / "src"
 if str(SRC) not in sys.path:
     sys.path.insert(0, str(SRC))
 

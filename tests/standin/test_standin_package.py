@@ -55,7 +55,7 @@ def test_flag_tables_are_the_repo_copy():
 
     Per-file links, because ansible-test's sanity refuses symlinks to folders.
     """
-    folder = ROOT / "tools" / "standin" / "src" / "sglang" / "_standin" / "flag_tables"
+    folder = ROOT / "tools" / "standins" / "sglang" / "src" / "sglang" / "_standin" / "flag_tables"
     repo_tables = sorted(p.name for p in (ROOT / "data" / "sglang_flags").glob("*.json"))
     assert sorted(p.name for p in folder.iterdir()) == repo_tables
     for link in folder.iterdir():
@@ -75,11 +75,11 @@ def can_build_wheel() -> bool:
 def test_wheel_contains_tables_and_profiles(tmp_path):
     """Build the wheel from a copy of the checkout's layout, so the source tree stays clean."""
     tree = tmp_path / "repo"
-    shutil.copytree(ROOT / "tools" / "standin", tree / "tools" / "standin", symlinks=True,
+    shutil.copytree(ROOT / "tools" / "standins" / "sglang", tree / "tools" / "standins" / "sglang", symlinks=True,
                     ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     shutil.copytree(ROOT / "data" / "sglang_flags", tree / "data" / "sglang_flags")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                    str(tmp_path / "dist"), str(tree / "tools" / "standin")], check=True, timeout=120)
+                    str(tmp_path / "dist"), str(tree / "tools" / "standins" / "sglang")], check=True, timeout=120)
     wheel = next((tmp_path / "dist").glob("sglang_standin-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()  # pylint: disable=consider-using-with
     tables = sorted(n.rsplit("/", 1)[1] for n in names if n.startswith("sglang/_standin/flag_tables/"))

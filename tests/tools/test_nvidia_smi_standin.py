@@ -27,8 +27,8 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu.topology impor
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "tools" / "nvidia_smi_standin" / "nvidia_smi_standin.py"
-PROFILES = ROOT / "tools" / "nvidia_smi_standin" / "profiles"
+SCRIPT = ROOT / "tools" / "standins" / "nvidia_smi" / "nvidia_smi_standin.py"
+PROFILES = ROOT / "tools" / "standins" / "nvidia_smi" / "profiles"
 DATA = ROOT / "tests" / "unit" / "plugins" / "module_utils" / "data" / "gpu"
 
 _spec = importlib.util.spec_from_file_location("nvidia_smi_standin", SCRIPT)

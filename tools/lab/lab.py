@@ -46,7 +46,7 @@ BRIDGE = os.environ.get("GPUFLEET_LAB_BRIDGE", "gflab0")
 LAB_ID = "gpufleet-lab"  # cgroup folder, nft table and netns prefix all derive from it
 NFT_TABLE = "gpufleet_lab"
 NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,11}$")  # "vl-" + name must fit IFNAMSIZ (15)
-GPU_STANDIN_DIR = REPO_DIR / "tools" / "nvidia_smi_standin"
+GPU_STANDIN_DIR = REPO_DIR / "tools" / "standins" / "nvidia_smi"
 DEFAULT_GPU_PROFILE = "a6000x2-pcie-phb"
 
 BOOT_TIMEOUT = float(os.environ.get("GPUFLEET_LAB_BOOT_TIMEOUT", "60"))

@@ -2,7 +2,7 @@
 """The gpufleet.sglang.nccl_policy filter: the pure policy behind Jinja, the environment file it renders, the
 transport the verification all-reduce must log, input errors as filter errors, and its documentation sidecar.
 
-Facts are built from the nvidia-smi stand-in's machine profiles (tools/nvidia_smi_standin/profiles), the same
+Facts are built from the nvidia-smi stand-in's machine profiles (tools/standins/nvidia_smi/profiles), the same
 machines the Molecule scenario boots, so a profile change shows up here first.
 """
 
@@ -22,7 +22,7 @@ from ansible_collections.gpufleet.sglang.plugins.filter.nccl_policy import Filte
 from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu.nccl import decide_nccl_policy
 
 ROOT = Path(__file__).resolve().parents[4]
-PROFILES = ROOT / "tools" / "nvidia_smi_standin" / "profiles"
+PROFILES = ROOT / "tools" / "standins" / "nvidia_smi" / "profiles"
 PT = {"mode": "passthrough", "explicit": True, "active": True, "units": ["dmar0"], "cmdline_args": ["iommu=pt"]}
 ACS_OFF = {"checked": 4, "redirecting": [], "enabled": False}
 

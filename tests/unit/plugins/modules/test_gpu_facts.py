@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 """gpu_facts: the nvidia-smi text path driven by the stand-in, the NVML path with a fake library, no GPU.
 
-run_command is patched so nvidia-smi calls run the stand-in script (tools/nvidia_smi_standin) as a
+run_command is patched so nvidia-smi calls run the stand-in script (tools/standins/nvidia_smi) as a
 subprocess with a chosen profile, and lspci calls return real lspci text from data/gpu. Host files
 (/proc/cmdline, /proc/cpuinfo, /sys/class/iommu) are pointed at a temporary directory.
 """
@@ -26,8 +26,8 @@ from ansible_collections.gpufleet.sglang.plugins.modules import gpu_facts
 from ansible_collections.gpufleet.sglang.plugins.modules.gpu_facts import GpuFacts, build_module
 
 ROOT = Path(__file__).resolve().parents[4]
-STANDIN = ROOT / "tools" / "nvidia_smi_standin" / "nvidia_smi_standin.py"
-PROFILES = ROOT / "tools" / "nvidia_smi_standin" / "profiles"
+STANDIN = ROOT / "tools" / "standins" / "nvidia_smi" / "nvidia_smi_standin.py"
+PROFILES = ROOT / "tools" / "standins" / "nvidia_smi" / "profiles"
 DATA = ROOT / "tests" / "unit" / "plugins" / "module_utils" / "data" / "gpu"
 SMI = "/usr/bin/nvidia-smi"
 LSPCI = "/usr/bin/lspci"

@@ -7,7 +7,7 @@ fetched again alone; a declared size larger than the disk fails before any reque
 fails without showing the token; tags and branches resolve (a branch warns); check mode fetches nothing and
 shows the files in its diff; an unreachable hub falls back to a complete cached copy of the same tag.
 
-Needs CPython 3.11 (the wheelhouse's interpreter); builds build/wheelhouse with tools/wheelhouse when it lacks
+Needs CPython 3.11 (the wheelhouse's interpreter); builds build/wheelhouse with tools/dev/wheelhouse when it lacks
 huggingface_hub (as `make molecule` does), and skips when that fails. The helper's pure parts are tested without
 any venv below.
 """
@@ -36,7 +36,7 @@ from ansible_collections.gpufleet.sglang.plugins.modules import model_cache_hub
 
 ROOT = Path(__file__).resolve().parents[4]
 WHEELHOUSE = ROOT / "build" / "wheelhouse"
-sys.path.insert(0, str(ROOT / "tools" / "hub_standin"))
+sys.path.insert(0, str(ROOT / "tools" / "standins" / "hub"))
 import hub_standin  # noqa: E402  pylint: disable=wrong-import-position
 
 REPO = "gpufleet-test/Qwen2-tiny"
@@ -64,9 +64,9 @@ def hub_python(tmp_path_factory):
         pytest.skip("needs CPython 3.11, the interpreter the wheelhouse is built for")
     if not list(WHEELHOUSE.glob("huggingface_hub-*.whl")):
         # The same build `make molecule` runs first (up-to-date stamp; needs the package index once).
-        built = subprocess.run([str(ROOT / "tools" / "wheelhouse")], capture_output=True, text=True, check=False)
+        built = subprocess.run([str(ROOT / "tools" / "dev" / "wheelhouse")], capture_output=True, text=True, check=False)
         if built.returncode != 0 or not list(WHEELHOUSE.glob("huggingface_hub-*.whl")):
-            pytest.skip("build/wheelhouse has no huggingface_hub and tools/wheelhouse failed: %s" % built.stderr[-300:])
+            pytest.skip("build/wheelhouse has no huggingface_hub and tools/dev/wheelhouse failed: %s" % built.stderr[-300:])
     venv = tmp_path_factory.mktemp("hubvenv")
     subprocess.run([interpreter, "-m", "venv", str(venv)], check=True)
     subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-index", "--find-links",

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufleet.sglang contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""tools/flags/dump_flags.py, the maintainer script that regenerates data/sglang_flags/<release>.json."""
+"""tools/dev/flags/dump_flags.py, the maintainer script that regenerates data/sglang_flags/<release>.json."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pytest
 from ansible_collections.gpufleet.sglang.plugins.module_utils.flags import lint as sf
 
 ROOT = Path(__file__).resolve().parents[5]
-SCRIPT = ROOT / "tools" / "flags" / "dump_flags.py"
+SCRIPT = ROOT / "tools" / "dev" / "flags" / "dump_flags.py"
 
 
 def load_script():

@@ -2,7 +2,7 @@
 
 The same parse-only command the module runs (sglang_flags_preflight.parser_command) is executed with the venv's
 own Python; the stand-in parses with the release's flag table and argparse, like SGLang. With real SGLang the
-command is identical (see tools/flags/README.md); only the 6-9 s of torch imports differ.
+command is identical (see tools/dev/flags/README.md); only the 6-9 s of torch imports differ.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.server_confi
 from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.preflight import interpret_parser_run, parser_command
 
 REPO = Path(__file__).resolve().parents[5]
-STANDIN_SRC = REPO / "tools" / "standin" / "src"
+STANDIN_SRC = REPO / "tools" / "standins" / "sglang" / "src"
 
 STORY = {"model-path": "Qwen/Qwen3.6-27B", "tp-size": 2, "speculative-algorithm": "NEXTN", "speculative-num-steps": 3,
          "enforce-piecewise-cuda-graph": True, "enable-single-batch-overlap": True}

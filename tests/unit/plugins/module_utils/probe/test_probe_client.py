@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 """probe_client against a paced in-test SSE server on 127.0.0.1: streaming, keep-alive, auth, errors.
 
-No timing is asserted beyond order (the accuracy figures are benchmarks/probe_accuracy's job).
+No timing is asserted beyond order (the accuracy figures are benchmarks/probe_accuracy.py's job).
 """
 
 from __future__ import annotations
