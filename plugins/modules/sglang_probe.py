@@ -24,7 +24,7 @@ description:
     missed; any failed request also fails it. The results are returned either way.
   - Runs on the SGLang host (probing 127.0.0.1) or delegated to the controller. Standard library only.
   - The client reads and timestamps chunks on one thread per in-flight request and parses after each level, so it
-    is not the bottleneck (C(benchmarks/probe_capacity) measures how many streamed tokens one core parses).
+    is not the bottleneck (C(benchmarks/probe_capacity.py) measures how many streamed tokens one core parses).
 author:
   - gpufleet maintainers (@gpufleet)
 options:

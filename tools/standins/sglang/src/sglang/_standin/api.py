@@ -1,7 +1,7 @@
 """SGLang's HTTP API as the collection uses it: health, info, OpenAI and native generation, metrics.
 
 Response shapes follow ``sglang/srt/entrypoints/http_server.py`` and the OpenAI
-serving code (sglang-facts.md section 5): SSE ``data: {...}\\n\\n`` chunks ending with
+serving code (docs/reference/sglang.md#completions-and-chat-streaming): SSE ``data: {...}\\n\\n`` chunks ending with
 ``data: [DONE]``, a final usage chunk with ``stream_options.include_usage``, native
 ``/generate`` chunks with cumulative text and ``meta_info``. Auth is SGLang's: a
 Bearer key on everything except ``/health*``, ``/ready*`` and ``/metrics*``.

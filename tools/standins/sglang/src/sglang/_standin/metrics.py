@@ -1,7 +1,7 @@
 """``/metrics`` in Prometheus text format with SGLang's metric names and labels.
 
-Names and labels follow ``observability/metrics_collector.py`` (sglang-facts.md
-section 5): gauges for running/queued requests, token usage and generation
+Names and labels follow ``observability/metrics_collector.py``
+(docs/reference/sglang.md#metrics): gauges for running/queued requests, token usage and generation
 throughput, counters for prompt and generation tokens, histograms for TTFT,
 inter-token latency and end-to-end latency, and the speculative gauges.
 """

@@ -1,4 +1,4 @@
-"""What differs between the SGLang releases the stand-in plays (sglang-facts.md section 10).
+"""What differs between the SGLang releases the stand-in plays (docs/reference/sglang.md#version-matrix).
 
 Flag recognition comes from the flag tables; this module holds the behaviour that
 a flag table cannot show: where validation runs, which log line formats a release

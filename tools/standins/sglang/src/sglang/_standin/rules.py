@@ -5,7 +5,7 @@ earlier: ``__post_init__``): it fills defaults, rewrites deprecated settings and
 what it changed, or raises. ``check`` mirrors ``check_server_args``, run after it.
 Both work on a plain dict of argparse destinations and return the log lines they
 would print as ``(level, message)`` pairs, so tests can assert each rule alone.
-The exact texts come from sglang-facts.md section 3 and the 0.5.23 validation cases;
+The exact texts come from docs/reference/sglang.md#validation-rules and the 0.5.23 validation cases;
 where a release differs (see ``releases.py``) the release decides.
 """
 

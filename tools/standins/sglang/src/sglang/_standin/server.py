@@ -1,6 +1,6 @@
 """The launch sequence: SGLang's startup phases, HTTP, warmup, ready, faults and graceful stop.
 
-Order and texts follow sglang-facts.md section 4: resolved ``server_args=`` line,
+Order and texts follow docs/reference/sglang.md#startup-phases: resolved ``server_args=`` line,
 parallel init, weight loading, KV cache, CUDA graph capture, scheduler summary,
 startup timings, uvicorn's lines (HTTP binds only now: connection refused before),
 warmup through the server's own HTTP (``/health`` answers 503 meanwhile), then
