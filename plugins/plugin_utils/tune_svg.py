@@ -13,7 +13,6 @@ import math
 from typing import Any, Dict
 from xml.sax.saxutils import escape as _xml_escape
 
-from ansible_collections.gpufleet.sglang.plugins.plugin_utils.tune_markdown import DASH
 from ansible_collections.gpufleet.sglang.plugins.plugin_utils.tune_verdicts import pct, signed_pct
 
 # Bar colours by verdict (Tableau 10: distinguishable, and readable in grey print).

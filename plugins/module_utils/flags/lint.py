@@ -26,7 +26,13 @@ import json
 from typing import Any, Iterable, Mapping, Optional, Tuple
 
 from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.findings import display, finding, sort_findings
-from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.releases import ReleaseError, format_release, in_release_range, parse_release, release_sort_key
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.releases import (
+    ReleaseError,
+    format_release,
+    in_release_range,
+    parse_release,
+    release_sort_key,
+)
 from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.rules import REPLACEMENTS, RULES
 from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.table import STORE_CLASSES, FlagTable, normalise_key, option_name
 from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.values import DROP, FALSE_WORDS, TRUE_WORDS, ValueChecker
@@ -372,4 +378,3 @@ def _absent_flag(tbl: FlagTable, option: str, name: str, rel: Tuple[int, int, in
     hint = ("Did you mean %s?" % " or ".join(close)) if close else \
         "See `sglang serve --help` of SGLang %s for the option names." % release
     return finding("error", "ambiguous_flag" if len(matches) > 1 else "unknown_flag", name, argparse_says, hint)
-

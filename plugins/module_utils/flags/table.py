@@ -121,4 +121,3 @@ def normalise_key(key: Any) -> Tuple[Optional[str], Optional[str]]:
     if not OPTION_KEY_RE.match(text):
         return None, "%s is not an SGLang option name (letters, digits, '_' and '-' only)" % display(key)
     return "--" + text.replace("_", "-"), None
-

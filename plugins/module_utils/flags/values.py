@@ -20,7 +20,7 @@ from typing import Any, Mapping
 
 from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.findings import display, finding
 from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.rules import VALUE_HINTS
-from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.table import STORE_CLASSES, FlagTable
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.table import FlagTable
 from ansible_collections.gpufleet.sglang.plugins.module_utils.secrets import is_secret_name
 from ansible_collections.gpufleet.sglang.plugins.module_utils.yaml_text import CONTROL_CHARS_RE
 
@@ -279,4 +279,3 @@ class ValueChecker:
                       "Remove the leading '-'.")
             return DROP
         return value
-

@@ -39,10 +39,10 @@ class Problem(dict):
         super().__init__(file=file, kind=kind, detail=detail)
 
 
-
 # ---------------------------------------------------------------------------------------------------------------
 # safetensors
 # ---------------------------------------------------------------------------------------------------------------
+
 
 def parse_safetensors_header(head: bytes) -> Tuple[int, Dict[str, Any]]:
     """Parse the start of a safetensors file: 8-byte little-endian header length, then that much JSON.
@@ -98,6 +98,7 @@ def inspect_safetensors(path: str) -> Tuple[int, List[str]]:
 # ---------------------------------------------------------------------------------------------------------------
 # Folder verification
 # ---------------------------------------------------------------------------------------------------------------
+
 
 def file_present(path: str) -> bool:
     """A regular file, or a link that resolves to one (the hub cache's snapshot folders are links to blobs)."""

@@ -411,7 +411,7 @@ def test_findings_are_sorted_errors_first_and_deterministic():
 
 
 def test_a_failing_rule_is_reported_not_raised(monkeypatch):
-    from ansible_collections.gpufleet.sglang.plugins.module_utils.flags import rules as rules
+    from ansible_collections.gpufleet.sglang.plugins.module_utils.flags import rules
 
     def broken(ctx):
         raise RuntimeError("boom")

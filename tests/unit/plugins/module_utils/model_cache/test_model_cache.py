@@ -291,7 +291,7 @@ def test_progress_folds_to_the_latest_state():
 def test_progress_done_and_error():
     start = {"event": "start", "run_id": "r", "bytes_total": 10}
     done = progress.parse_progress(lines(start, {"event": "done", "files_done": 3, "files_total": 3, "bytes_done": 55 * 10 ** 9,
-                                           "elapsed_s": 1260}))
+                                                 "elapsed_s": 1260}))
     assert done["finished"] and not done["failed"]
     assert progress.format_progress(done) == "download complete: 3/3 files, 55.0 GB in 21 min"
     error = progress.parse_progress(lines(start, {"event": "error", "error": "disk full"}))
