@@ -217,30 +217,51 @@ import os
 import platform
 import threading
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.snapshot import (
-    changed_files, current_state, load_manifest, restore_snapshot, save_snapshot)
-from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.watch import StartWatch
 from ansible_collections.gpufleet.sglang.plugins.module_utils.probe.runner import (
     ARGUMENT_SPEC as PROBE_SPEC, MUTUALLY_EXCLUSIVE as PROBE_EXCLUSIVE, ProbeError, probe_and_gate)
 from ansible_collections.gpufleet.sglang.plugins.module_utils.secrets import redact
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.plan import (
+    ASK_READINESS, NOTHING, ROLL_BACK, STOP, WOULD_RESTART, LaunchPlan, plan_launch)
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.snapshot import (
+    changed_files, current_state, load_manifest, restore_snapshot, save_snapshot)
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.systemd import (
     JournalFollower, http_status, journal_cursor, readiness_path, show_unit)
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.watch import TRACEBACK_GRACE_S, StartWatch
 
 TICK_S = 0.1
 PROBE_INTERVAL_S = 0.15
+
+
+FollowJournal = Callable[..., Any]
+"""Opens a follower, ``(unit, cursor, since_epoch=...)`` as :class:`JournalFollower` takes them; the follower's
+``read(timeout)`` returns the :class:`JournalLine` entries that arrived, ``close()`` stops it."""
+HttpCheck = Callable[..., Optional[int]]
+"""``(host, port, path, timeout=...)`` -> the HTTP status of a GET, or None, as :func:`http_status`."""
+RunProbe = Callable[[Dict[str, Any]], Tuple[Dict[str, Any], Optional[str]]]
+"""The probe's validated options -> (its results, the missed gate or None), as :func:`probe_and_gate`."""
+
+
+class LaunchTimings(NamedTuple):
+    """How often the launch looks, and how long it waits for a dead process's last lines (tests shorten them)."""
+
+    tick_s: float = TICK_S  # longest wait for a journal entry before the unit and HTTP are looked at again
+    probe_interval_s: float = PROBE_INTERVAL_S  # between two readiness requests
+    traceback_grace_s: float = TRACEBACK_GRACE_S  # see watch.TRACEBACK_GRACE_S
 
 
 class ReadinessProber:
     """Polls the readiness endpoint in a thread so a slow answer (``/health`` runs a generation) never blocks
     following the journal and the unit."""
 
-    def __init__(self, host: str, port: int, path: str) -> None:
+    def __init__(self, host: str, port: int, path: str, http_check: HttpCheck, interval: float = PROBE_INTERVAL_S) -> None:
         self.host, self.port, self.path = host, port, path
+        self.http_check = http_check
+        self.interval = interval
         self.timeout = 0.5 if path == "/ready" else 25.0
         self.status: Optional[int] = None
         self.checked_at: float = 0.0
@@ -252,9 +273,9 @@ class ReadinessProber:
     def _loop(self) -> None:
         while not self.stopped.is_set():
             if self.enabled.wait(timeout=0.05) and not self.stopped.is_set():
-                status = http_status(self.host, self.port, self.path, timeout=self.timeout)
+                status = self.http_check(self.host, self.port, self.path, timeout=self.timeout)
                 self.status, self.checked_at = status, time.time()
-                self.stopped.wait(PROBE_INTERVAL_S)
+                self.stopped.wait(self.interval)
 
     def switch(self, path: str, timeout: float) -> None:
         """Probe another endpoint from now on (answers about the old one are dropped)."""
@@ -267,11 +288,20 @@ class ReadinessProber:
         self.thread.join(timeout=30)
 
 
-class Launcher:
-    """The module's side effects around the pure watch logic; one instance per task."""
+class Launcher:  # pylint: disable=too-many-instance-attributes
+    """The module's side effects around the pure plan and watch logic; one instance per task.
 
-    def __init__(self, module: AnsibleModule) -> None:
+    What reaches outside the host's commands comes in as arguments (the journal follower, the HTTP check, the
+    probe), so tests hand in fakes; :func:`main` hands in the real ones.
+    """
+
+    def __init__(self, module: AnsibleModule, *, follow_journal: FollowJournal, http_check: HttpCheck, probe: RunProbe,
+                 timings: LaunchTimings = LaunchTimings()) -> None:
         self.module = module
+        self.follow_journal = follow_journal
+        self.http_check = http_check
+        self.run_probe = probe
+        self.timings = timings
         params = module.params
         self.unit: str = params["unit"]
         self.files: List[str] = params["files"]
@@ -296,7 +326,7 @@ class Launcher:
         if props.get("ActiveState") != "active":
             return False
         timeout = 0.5 if self.path == "/ready" else 25.0
-        return http_status(self.host, self.port, self.path, timeout=timeout) == 200
+        return self.http_check(self.host, self.port, self.path, timeout=timeout) == 200
 
     def launch_and_follow(self) -> Dict[str, Any]:
         """Restart the unit and follow it to a verdict."""
@@ -304,10 +334,11 @@ class Launcher:
         before = show_unit(self.run_command, self.unit)
         cursor = journal_cursor(self.run_command)
         started_at = time.time()
-        follower = JournalFollower(self.unit, cursor, since_epoch=started_at - 1)
-        prober = ReadinessProber(self.host, self.port, self.path)
+        follower = self.follow_journal(self.unit, cursor, since_epoch=started_at - 1)
+        prober = ReadinessProber(self.host, self.port, self.path, self.http_check, interval=self.timings.probe_interval_s)
         watch = StartWatch(started_at=started_at, timeout=params["timeout"], stall_timeout=params["stall_timeout"],
-                           stall_timeouts=params["stall_timeouts"], old_invocation=before.get("InvocationID", ""), secrets=self.secrets)
+                           stall_timeouts=params["stall_timeouts"], old_invocation=before.get("InvocationID", ""), secrets=self.secrets,
+                           hostname=self.hostname, traceback_grace_s=self.timings.traceback_grace_s)
         ready: Optional[Dict[str, Any]] = None
         settle_until = 0.0
         try:
@@ -315,11 +346,8 @@ class Launcher:
             self.run_command(["systemctl", "reset-failed", self.unit])  # a finished crash loop's start limit would refuse the start
             self.systemctl("restart", "--no-block", self.unit)
             while True:
-                for entry in follower.read(TICK_S):
-                    stamp = entry.timestamp or time.time()
-                    when = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(stamp)) + (".%06d+00:00" % int((stamp % 1) * 1e6))
-                    pid = "[%d]" % entry.pid if entry.pid else ""
-                    watch.on_line("%s %s %s%s: %s" % (when, self.hostname, entry.identifier or "sglang", pid, entry.message), time.time(), stamp)
+                for entry in follower.read(self.timings.tick_s):
+                    watch.on_entry(entry, time.time())
                 now = time.time()
                 watch.on_unit(show_unit(self.run_command, self.unit), now)
                 if watch.following_new_process:
@@ -362,7 +390,7 @@ class Launcher:
     def probe_gate(self, launch: Dict[str, Any], result: Dict[str, Any]) -> Dict[str, Any]:
         """Probe the ready server; a missed gate turns the launch into a failure that rolls back."""
         try:
-            probe, missed = probe_and_gate(self.probe_params())
+            probe, missed = self.run_probe(self.probe_params())
         except ProbeError as exc:
             probe, missed = {}, "the probe could not measure: %s" % exc
         result["probe"] = probe
@@ -381,47 +409,62 @@ class Launcher:
             return "last_good (measured %s)" % self.last_good_figures.get("started_at", "at an unknown time")
         return "none"
 
-    def run(self) -> Dict[str, Any]:
+    def plan(self, manifest: Optional[Dict[str, Any]]) -> LaunchPlan:
+        """The plan for this task; the unit's readiness is looked at only when nothing else decides."""
         params = self.module.params
+        facts = {"has_last_good": manifest is not None, "changed": changed_files(current_state(self.files), manifest),
+                 "files_changed": params["files_changed"], "state": params["state"], "check_mode": self.module.check_mode,
+                 "rollback": params["rollback"]}
+        plan = plan_launch(**facts)
+        if plan.action == ASK_READINESS:
+            plan = plan_launch(ready_now=self.is_ready_now(), **facts)
+        return plan
+
+    def run(self) -> Dict[str, Any]:
         manifest = load_manifest(self.snapshot_dir)
         self.last_good_figures = probe_figures((manifest or {}).get("probe"))
-        changed = changed_files(current_state(self.files), manifest)
-        result: Dict[str, Any] = {"changed": False, "restarted": False, "changed_files": changed, "ready": False, "rolled_back": False,
-                                  "readiness_url": "http://%s:%d%s" % (self.host, self.port, self.path), "unit": self.unit}
-        if self.module.check_mode and params["files_changed"] and not changed:
-            changed = ["(files that this run would write)"]
-            result["changed_files"] = changed
-        need_restart = params["state"] == "restarted" or bool(changed) or not self.is_ready_now()
-        if params["probe"]:
+        plan = self.plan(manifest)
+        result: Dict[str, Any] = {"changed": False, "restarted": False, "changed_files": plan.changed_files, "ready": False,
+                                  "rolled_back": False, "readiness_url": "http://%s:%d%s" % (self.host, self.port, self.path),
+                                  "unit": self.unit}
+        if self.module.params["probe"]:
             self.probe_params()
-        if not need_restart:
+        if plan.action == NOTHING:
             result["ready"] = True
             if self.last_good_figures:
                 result["last_good_probe"] = self.last_good_figures
             return result
         result.update(changed=True, restarted=True)
-        if self.module.check_mode:
-            result["msg"] = "would restart %s (%s)" % (self.unit, ", ".join(changed) if changed else params["state"] == "restarted" and "restart requested"
-                                                       or "not active and ready")
+        if plan.action == WOULD_RESTART:
+            result["msg"] = "would restart %s (%s)" % (self.unit, plan.reason)
             return result
 
         launch = self.launch_and_follow()
         result["phases"] = launch.get("phases", [])
-        if launch["outcome"] == "ready" and params["probe"]:
+        if launch["outcome"] == "ready" and self.module.params["probe"]:
             launch = self.probe_gate(launch, result)
         if launch["outcome"] == "ready":
-            extra = {"ready_at": time.time(), "unit": self.unit, "endpoint": {"host": self.host, "port": self.port, "path": self.path}}
-            # Figures travel with the files they were measured on: a launch without a probe keeps none.
-            figures = probe_figures(result.get("probe"))
-            if figures:
-                extra["probe"] = figures
-            save_snapshot(self.snapshot_dir, self.files, extra)
-            result.update(ready=True, time_to_ready_s=launch["elapsed_s"], ready_noticed_at=launch["ready_noticed_at"],
-                          main_pid=launch["main_pid"], restarts=launch["restarts"], ready_line=launch.get("ready_line"))
+            self.keep_as_last_good(launch, result)
             return result
-
         result["failure"] = launch
-        if params["rollback"] and manifest is not None and changed:
+        self.recover(plan, manifest, result)
+        result["msg"] = failure_message(self.unit, launch, result)
+        return result
+
+    def keep_as_last_good(self, launch: Dict[str, Any], result: Dict[str, Any]) -> None:
+        """Snapshot the files that just reached ready (with the probe's figures, if any) and report the start."""
+        extra = {"ready_at": time.time(), "unit": self.unit, "endpoint": {"host": self.host, "port": self.port, "path": self.path}}
+        # Figures travel with the files they were measured on: a launch without a probe keeps none.
+        figures = probe_figures(result.get("probe"))
+        if figures:
+            extra["probe"] = figures
+        save_snapshot(self.snapshot_dir, self.files, extra)
+        result.update(ready=True, time_to_ready_s=launch["elapsed_s"], ready_noticed_at=launch["ready_noticed_at"],
+                      main_pid=launch["main_pid"], restarts=launch["restarts"], ready_line=launch.get("ready_line"))
+
+    def recover(self, plan: LaunchPlan, manifest: Optional[Dict[str, Any]], result: Dict[str, Any]) -> None:
+        """After a failed start, do what the plan says: roll back to the last good files, stop the unit, or leave it."""
+        if plan.on_failure == ROLL_BACK and manifest is not None:
             restored = restore_snapshot(self.snapshot_dir, manifest)
             # The last good config may listen elsewhere than the one that failed (a port change).
             endpoint = manifest.get("endpoint") or {}
@@ -429,12 +472,10 @@ class Launcher:
             rollback = self.launch_and_follow()
             result.update(rolled_back=True, restored_files=restored, rollback=rollback, rollback_ready=rollback["outcome"] == "ready",
                           ready=rollback["outcome"] == "ready")
-        elif manifest is None:
+        elif plan.on_failure == STOP:
             # Nothing good to go back to: stop, so a crash loop or a hung start does not hold the GPUs.
             self.run_command(["systemctl", "stop", self.unit])
             result["stopped"] = True
-        result["msg"] = failure_message(self.unit, launch, result)
-        return result
 
 
 def probe_figures(probe: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
@@ -470,7 +511,8 @@ def failure_message(unit: str, launch: Dict[str, Any], result: Dict[str, Any]) -
     return text
 
 
-def main() -> None:
+def main(follow_journal: FollowJournal = JournalFollower, http_check: HttpCheck = http_status, probe: RunProbe = probe_and_gate) -> None:
+    """The module; what reaches outside the host's commands is an argument, so tests can hand in fakes."""
     module = AnsibleModule(
         argument_spec={
             "unit": {"type": "str", "required": True},
@@ -494,7 +536,7 @@ def main() -> None:
         },
         supports_check_mode=True,
     )
-    result = Launcher(module).run()
+    result = Launcher(module, follow_journal=follow_journal, http_check=http_check, probe=probe).run()
     if result.get("failure"):
         module.fail_json(**result)
     module.exit_json(**result)

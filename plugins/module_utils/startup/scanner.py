@@ -3,10 +3,11 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Startup-log scanner for SGLang: follow the phases of a start and decide ready / failed / starting.
 
-Why a pure scanner over text: the launch module follows the unit's journal and must give a verdict within
-about a second of the fatal line, with the whole traceback, a cause label and a concrete hint (design.md,
-"The launch contract"). Everything that reads log text lives here, away from systemd and HTTP, so it is
-tested on real SGLang logs copied from public issues (``tests/unit/plugins/module_utils/data/startup_logs``).
+Why a pure scanner: the launch module follows the unit's journal and must give a verdict within about a
+second of the fatal line, with the whole traceback, a cause label and a concrete hint (design.md, "The launch
+contract"). The state machine that reads a start lives here, away from systemd and HTTP, so it is tested on
+real SGLang logs copied from public issues (``tests/unit/plugins/module_utils/data/startup_logs``). What a
+line is made of lives in :mod:`.lines`, what a failure means (labels, rules, hints) in :mod:`.causes`.
 
 What it knows about SGLang logs (sglang-facts.md sections 1-4, 10):
 
@@ -23,8 +24,9 @@ What it knows about SGLang logs (sglang-facts.md sections 1-4, 10):
 * ``Received sigquit`` often arrives *before* the scheduler's traceback (two processes race on one pipe),
   so a generic fatal marker waits, boundedly, for the traceback that explains it (``pending``).
 
-Lines may carry a journal prefix (``short``/``short-precise``/``short-iso``/``short-full``), a docker compose
-prefix (``svc  | ``) or a Ray actor prefix, or none (``cat``). Tracebacks of different ranks are kept apart
+Two inputs, one state machine: :meth:`StartupLogScanner.feed_entry` takes the journal's structured entries
+as the launch module follows them; :meth:`StartupLogScanner.feed` (and :func:`scan_startup_log`) takes pasted
+text, with or without a journal, docker compose or Ray prefix. Tracebacks of different ranks are kept apart
 by rank tag and journal PID. Every text field of the result passes through :func:`redact.redact`.
 
 Runs on the target's Python (>= 3.9), standard library only.
@@ -34,9 +36,12 @@ from __future__ import annotations
 
 import collections
 import re
-from typing import Any, Callable, Deque, Dict, Iterable, List, NamedTuple, Optional, Tuple
+from typing import Any, Deque, Dict, Iterable, List, Optional, Tuple
 
 from ansible_collections.gpufleet.sglang.plugins.module_utils.secrets import find_secrets, may_contain_secret, redact
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.causes import cause_for, hint_for
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.lines import (
+    LogLine, from_journal, is_systemd_exit, is_systemd_line, parse_line)
 
 # Startup phases in the order SGLang goes through them (sglang-facts.md section 4).
 PHASES = (
@@ -51,27 +56,6 @@ PHASES = (
 )
 _PHASE_ORDER = {name: index for index, name in enumerate(PHASES)}
 
-# Cause labels (docs/startup-failure-causes.md explains each one for operators).
-CAUSES = (
-    "invalid_arguments",
-    "incompatible_arguments",
-    "parallelism_mismatch",
-    "gpu_out_of_memory",
-    "cuda_graph_capture_failed",
-    "nccl_error",
-    "p2p_unsupported",
-    "distributed_init_failed",
-    "model_unavailable",
-    "unsupported_model_architecture",
-    "kernel_compile_failed",
-    "driver_mismatch",
-    "unsupported_gpu",
-    "speculative_decoding_error",
-    "port_in_use",
-    "warmup_failed",
-    "unknown",
-)
-
 # Bounds that keep feed() O(1) amortised and the wait for a late traceback finite.
 AWAIT_TRACEBACK_LINES = 200  # after a generic fatal marker, lines to wait for the traceback that explains it
 STALE_TRACEBACK_LINES = 200  # an open traceback that got no line for this long is closed
@@ -82,25 +66,6 @@ TAIL_BUFFER_LINES = 40  # lines held while deciding whether text after a blank l
 LAST_LINES = 20  # last log lines returned for the failure report
 CONTEXT_LINES = 20
 MAX_LEARNED_SECRETS = 64  # values learned from secret-looking fields of the log, masked in everything returned
-
-_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-
-# journalctl -o short / short-precise / short-iso / short-full, then ``host ident[pid]: message``.
-_JOURNAL_RE = re.compile(
-    r"^(?P<time>[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?"
-    r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
-    r"|(?:[A-Z][a-z]{2} )?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: [A-Z]{2,5})?)"
-    r" (?P<host>\S+) (?P<ident>[^\s\[\]:]+)(?:\[(?P<pid>\d+)\])?: ?(?P<msg>.*)$"
-)
-# docker compose: ``svc-1  | message`` (at least one space before the bar, at most one after it is eaten).
-_COMPOSE_RE = re.compile(r"^(?P<svc>[A-Za-z0-9][\w.-]*) +\| ?(?P<msg>.*)$")
-# Ray actors: ``(SGLangEngine pid=23902) message``.
-_RAY_RE = re.compile(r"^\((?P<actor>[\w:.-]+) pid=(?P<pid>\d+)(?:, ip=[\d.]+)?\) ?(?P<msg>.*)$")
-# SGLang's record prefix: ``[2025-06-23 15:37:01 DP0 TP1 EP1] body`` or ``[23:17:01 TP7] body``.
-_RECORD_RE = re.compile(
-    r"^\[(?P<time>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?|\d\d:\d\d:\d\d(?:[.,]\d+)?)"
-    r"(?P<tags>(?: [A-Z][A-Z_]*\d+)*)\] ?(?P<body>.*)$"
-)
 
 _TB_START_RE = re.compile(r"^(?P<pre>.*?)Traceback \(most recent call last\):\s*$")
 # Headers SGLang prints before a traceback on its fatal paths (scheduler, detokenizer, DP controller, warmup; 0.3-era
@@ -153,11 +118,6 @@ _MARKERS = (
     (re.compile(r"^Failed: Cuda error"), True),
     (re.compile(r"error while attempting to bind on address"), True),
 )
-_SYSTEMD_EXIT_RE = re.compile(
-    r"(?:^|\.service: )(?:Main process exited, code=|Failed with result '|Control process exited, code=)"
-)
-_SYSTEMD_LINE_RE = re.compile(r"^[\w@.\\-]+\.(?:service|scope): ")
-
 # Notable lines outside tracebacks that explain a failure whose traceback does not (kept, bounded).
 _CONTEXT_RE = re.compile(
     r"Ignore import error when loading|NCCL WARN|socketStartConnect|timed out after \d+ ?ms|\[c10d\][^\n]{0,200}time"
@@ -166,7 +126,6 @@ _CONTEXT_RE = re.compile(
     r"|error while attempting to bind",
     re.IGNORECASE,
 )
-_IMPORT_ERROR_RE = re.compile(r"Ignore import error when loading (?P<module>[\w.]+)")
 
 # One search per line finds the phase a line announces; the first matching group wins.
 _PHASE_RE = re.compile(
@@ -182,269 +141,6 @@ _PHASE_RE = re.compile(
     r"|(?P<ready>fired up and ready to roll)",
     re.IGNORECASE,
 )
-
-# Cause rules, most specific first; the first that matches the evidence wins.
-_CAUSE_RULES = (
-    ("port_in_use", re.compile(r"address already in use|\[Errno 98\]|EADDRINUSE|port \d+ is (?:already )?in use|Address in use", re.I)),
-    ("driver_mismatch", re.compile(
-        r"NVIDIA driver on your system is too old|CUDA driver version is insufficient|cudaErrorInsufficientDriver"
-        r"|driver/library version mismatch|Found no NVIDIA driver|forward compatibility was attempted"
-        r"|CUDA_ERROR_COMPAT_NOT_SUPPORTED|unsupported display driver / cuda driver combination", re.I)),
-    ("unsupported_gpu", re.compile(
-        r"no kernel image is available for execution on the device|cudaErrorNoKernelImageForDevice"
-        r"|is not compatible with the current PyTorch installation|\bsm_?\d{2,3}a?\b[^\n]{0,40}\bnot (?:compatible|supported)"
-        r"|not supported on (?:this GPU|this device|compute capability|sm_?\d+)"
-        r"|requires (?:compute capability|sm_?\d{2,3}|SM ?\d{2,3}|Hopper|Blackwell|Ampere)"
-        r"|(?:compute|device) capability \S+ (?:is )?not supported|Unsupported (?:GPU|CUDA arch\w*|compute capability)"
-        r"|only supported on (?:sm|SM|Hopper|Blackwell|Ampere)", re.I)),
-    ("p2p_unsupported", re.compile(
-        r"peer access is not supported between these two devices|cudaErrorPeerAccessUnsupported"
-        r"|P2P (?:access )?is not supported|Can't enable access between nodes", re.I)),
-    ("kernel_compile_failed", re.compile(
-        r"ninja: build stopped|Error building extension|CompilationError|nvcc fatal|fatal error: \S+: No such file or directory"
-        r"|collect2: error|ld returned \d+ exit status|CalledProcessError: Command '\[?'(?:ninja|nvcc|gcc|g\+\+|cc|c\+\+)'"
-        r"|Command '\['\S*(?:gcc|g\+\+|nvcc|clang)'[^\n]*returned non-zero exit status|Ninja build failed"
-        r"|(?:JIT|jit) (?:compil\w*|build) (?:failed|error)|Failed to compile|triton\.compiler\.errors|cannot find -lcuda")),
-    ("parallelism_mismatch", re.compile(
-        r"\b\d+ is not divisible by \d+|(?:tp_size|tensor[_ -]parallel(?:[_ ]size)?|pp_size|pipeline[_ ]parallel(?:[_ ]size)?"
-        r"|dp_size|attn_dp_size|moe_dp_size|ep_size|attn_cp_size|world[_ ]size|number of nodes|nnodes)"
-        r"[^\n]{0,80}(?:divisible|must be (?:equal|a multiple|less|greater)|does not match|mismatch)"
-        r"|divisible by (?:the )?(?:tensor parallel|tp|world)", re.I)),
-    ("nccl_error", re.compile(
-        r"NCCL error|nccl(?:System|Internal|InvalidUsage|UnhandledCuda|Remote)Error|DistBackendError|NCCL WARN"
-        r"|ProcessGroupNCCL[^\n]{0,80}(?:error|Watchdog caught|timed out)")),
-    ("distributed_init_failed", re.compile(
-        r"DistStoreError|DistNetworkError|TCPStore|Timed out initializing process group|store_based_barrier"
-        r"|Rendezvous\w*Error|\[c10d\][^\n]{0,200}(?:timed out|timeout|Connection refused)|socketStartConnect"
-        r"|init_process_group[^\n]{0,200}(?:timed out|timeout|refused)|Gloo connectFullMesh failed", re.I)),
-    ("cuda_graph_capture_failed", re.compile(
-        r"Capture (?:cuda|CUDA) graph failed|cuda_graph_runner\.py|CudaGraphRunner|cudaStreamCaptureStatus"
-        r"|operation not permitted when stream is capturing|during CUDA graph capture", re.I)),
-    ("gpu_out_of_memory", re.compile(
-        r"CUDA out of memory|OutOfMemoryError|Not enough memory\. Please try to increase --mem-fraction-static"
-        r"|Not enough memory to allocate KV cache|CUDA error: out of memory|cudaErrorMemoryAllocation"
-        r"|CUBLAS_STATUS_ALLOC_FAILED|larger than the profiled value -\d+", re.I)),
-    ("unsupported_model_architecture", re.compile(
-        r"Model architectures? \[[^\]]*\] (?:are|is) not supported|does not recognize this architecture"
-        r"|Unsupported (?:model )?architecture|No model architectures? (?:are )?specified", re.I)),
-    ("model_unavailable", re.compile(
-        r"is not a local folder and is not a valid model identifier|RepositoryNotFoundError|GatedRepoError"
-        r"|RevisionNotFoundError|EntryNotFoundError|HFValidationError|Repository Not Found for url|Cannot access gated repo"
-        r"|\b(?:401|403|404) Client Error|does not appear to have a file named|Can't load (?:the )?(?:config|tokenizer|configuration)"
-        r"|OfflineModeIsEnabled|couldn't connect to 'https://huggingface\.co'"
-        r"|(?:No such file or directory|FileNotFoundError)[^\n]{0,160}(?:config\.json|\.safetensors|tokenizer)")),
-    ("speculative_decoding_error", re.compile(
-        r"speculative|eagle_worker|EAGLEWorker|draft_worker|DraftWorker|draft_model|draft model|multi_layer_eagle"
-        r"|ngram_worker|eagle_utils|\bMTP\b|\bNextN\b", re.I)),
-)
-_ARGS_FRAME_RE = re.compile(
-    r'File "[^"]*(?:server_args\.py|/arg_groups/[^"]*|server_args_config_parser\.py)"'
-    r"|in (?:check_server_args|prepare_server_args|resolve_once|run_resolution_pipeline)\b"
-)
-_ARGS_EXC_RE = re.compile(r"^(?:ValueError|AssertionError|NotImplementedError|TypeError)\b")
-_ARGS_MSG_RE = re.compile(
-    r"Cannot set --|cannot be combined with|is incompatible with|requires (?:at least one|--)|--[\w-]+ requires"
-    r"|must differ from|is not supported (?:with|when|together)|only supported (?:with|when)|mutually exclusive"
-)
-_WARMUP_RE = re.compile(r"warmup error|_wait_and_warmup|_execute_server_warmup", re.I)
-
-_UNRECOGNIZED_RE = re.compile(r"unrecognized arguments: (?P<args>.+)$")
-_AMBIGUOUS_RE = re.compile(r"ambiguous option: (?P<opt>\S+) could match (?P<choices>.+)$")
-_DIVISIBLE_RE = re.compile(r"\b(?P<a>\d+) is not divisible by (?P<b>\d+)")
-_PORT_RE = re.compile(r"\('?[\w.:\[\]-]*'?, (?P<port>\d+)\)|port (?P<port2>\d+)")
-_ARCH_RE = re.compile(r"Model architectures? \[(?P<arch>[^\]]*)\]")
-
-
-class LogLine(NamedTuple):
-    """One log line split into its parts, parsed once and read by several decisions."""
-
-    raw: str  # the line without colour codes and line ending
-    msg: str  # the program's message, journal / compose / Ray prefix removed (indentation kept)
-    pid: Optional[str]  # journal or Ray PID, when the transport gave one
-    ident: Optional[str]  # journal identifier (``sglang``, ``systemd``)
-    journal_time: Optional[str]
-    log_time: Optional[str]  # SGLang's own ``[...]`` time
-    tags: Optional[str]  # SGLang rank tags (``TP1``, ``DP0 TP0 EP0``); "" for an untagged record, None for no record
-    body: str  # the message without SGLang's record prefix
-    record: bool  # the message starts with SGLang's ``[time tags]`` prefix
-
-
-def parse_line(line: str) -> LogLine:
-    """Strip colour codes and any journal / compose / Ray prefix, then split off SGLang's record prefix.
-
-    Why: the same SGLang line reaches the scanner bare (``journalctl -o cat``), with a journal prefix
-    (``Nov 30 09:01:55.123456 host sglang[123]: ...``), from docker compose or from a Ray actor; every later
-    decision works on the message and its rank tags, whatever the transport added.
-    """
-    raw = line.rstrip("\r\n")
-    if "\x1b" in raw:
-        raw = _ANSI_RE.sub("", raw)
-    msg = raw
-    pid = ident = journal_time = None
-    match = _JOURNAL_RE.match(msg)
-    if match:
-        msg, pid, ident, journal_time = match.group("msg"), match.group("pid"), match.group("ident"), match.group("time")
-    if msg[:1] not in ("", " ", "\t", "[", "("):
-        match = _COMPOSE_RE.match(msg)
-        if match:
-            msg = match.group("msg")
-    if msg[:1] == "(":
-        match = _RAY_RE.match(msg)
-        if match:
-            msg, pid = match.group("msg"), match.group("pid")
-    if msg[:1] == "[":
-        match = _RECORD_RE.match(msg)
-        if match:
-            return LogLine(raw, msg, pid, ident, journal_time, match.group("time"), match.group("tags").strip(),
-                           match.group("body"), True)
-    return LogLine(raw, msg, pid, ident, journal_time, None, None, msg, False)
-
-
-def classify(evidence: str) -> str:
-    """Return the cause label whose rule first matches ``evidence`` (traceback and fatal lines), or "unknown".
-
-    Why an ordered list: one failure often shows several symptoms (a capture failure *caused by* a JIT build
-    error, an OOM *during* graph capture); the most specific, most actionable rule is listed first.
-    """
-    if not evidence:
-        return "unknown"
-    for cause, pattern in _CAUSE_RULES:
-        if pattern.search(evidence):
-            return cause
-    if _ARGS_MSG_RE.search(evidence):
-        return "incompatible_arguments"
-    if _ARGS_FRAME_RE.search(evidence) and any(_ARGS_EXC_RE.match(line) for line in evidence.splitlines()):
-        return "incompatible_arguments"
-    if _WARMUP_RE.search(evidence):
-        return "warmup_failed"
-    return "unknown"
-
-
-_HINTS = {
-    "invalid_arguments": "The command line was rejected by SGLang's argument parser: fix the flag named in error_message in "
-                         "sglang_server_args.",
-    "incompatible_arguments": "Two flags in sglang_server_args contradict each other (see error_message): change or drop one of the "
-                              "flags it names; the preflight lint runs the same rules before a restart.",
-    "cuda_graph_capture_failed": "CUDA graph capture failed: lower cuda_graph_max_bs_decode (cuda_graph_max_bs before 0.5.20), e.g. to 16, "
-                                 "and/or mem_fraction_static (e.g. 0.8); drop enable_torch_compile; as a last resort set "
-                                 "cuda_graph_backend_decode: disabled (disable_cuda_graph: true on older versions), at a large speed cost.",
-    "nccl_error": "NCCL failed between the GPUs: get its reason with NCCL_DEBUG=INFO (NCCL WARN lines), check /dev/shm size in "
-                  "containers and IOMMU/ACS on PCIe boxes; try NCCL_P2P_DISABLE=1, and pin NCCL_SOCKET_IFNAME on multi-NIC hosts "
-                  "(all in the unit's environment file, which the gpu_tuning role manages).",
-    "p2p_unsupported": "These GPUs cannot access each other's memory (no P2P: GeForce cards, or ACS/IOMMU on PCIe): set "
-                       "disable_custom_all_reduce: true in sglang_server_args (or enable_p2p_check: true to let SGLang test P2P).",
-    "distributed_init_failed": "The ranks could not meet: check that dist_init_addr points to node 0 and that its port is reachable "
-                               "from every node (firewall), that all nodes use the same nnodes/tp_size and distinct node_rank values, "
-                               "and pin GLOO_SOCKET_IFNAME/NCCL_SOCKET_IFNAME on multi-NIC hosts (IPv6 addresses go in [addr]:port form).",
-    "model_unavailable": "The model could not be found or fetched: check model_path (a local directory with config.json, or the "
-                         "exact hub id), HF_TOKEN for gated or private repos, and network access; or let the model_cache role fetch "
-                         "it once and serve it offline (HF_HUB_OFFLINE=1). For speculative decoding also check "
-                         "speculative_draft_model_path.",
-    "kernel_compile_failed": "A JIT kernel build (FlashInfer, Triton, DeepGEMM or sgl-kernel) failed: install the CUDA toolkit "
-                             "matching the torch build (nvcc and headers, CUDA_HOME), gcc and ninja, make the cache directory "
-                             "writable (SGLANG_CACHE_DIR or HOME in the unit), or choose another attention_backend (e.g. triton).",
-    "driver_mismatch": "The NVIDIA driver does not match the CUDA runtime of this SGLang/torch build: upgrade the driver "
-                       "(nvidia_driver role; CUDA 13 wheels need R580 or newer) or pin an SGLang version built for the installed "
-                       "driver; after a driver upgrade without reboot, reboot (driver/library version mismatch).",
-    "unsupported_gpu": "The installed build or the chosen kernel does not support this GPU's compute capability: pick another "
-                       "attention_backend or quantization (FP8/FP4 kernels need newer GPUs), or install a build for this architecture.",
-    "speculative_decoding_error": "Speculative decoding failed to start: check that speculative_algorithm and "
-                                  "speculative_draft_model_path fit the target model (EAGLE3 needs an EAGLE3 draft head; NEXTN/MTP uses "
-                                  "the checkpoint's own draft layers), set speculative_num_steps, speculative_eagle_topk and "
-                                  "speculative_num_draft_tokens together, or remove the speculative_* keys to confirm the base model starts.",
-    "warmup_failed": "The server came up but its warmup request failed: read the traceback; an HTTP 502/503 usually means a proxy "
-                     "(unset http_proxy or set no_proxy=127.0.0.1,localhost in the unit environment). skip_server_warmup: true "
-                     "hides the check but does not fix the cause.",
-    "unknown": "No known cause matched: read traceback and error_message (and last_lines); the process ended before reaching ready.",
-}
-
-
-def _hint_invalid_arguments(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
-    match = _UNRECOGNIZED_RE.search(message)
-    if match:
-        return (f"SGLang does not know {match.group('args').strip()}: remove it from sglang_server_args or fix its spelling "
-                "(keys use SGLang's option names with underscores; flags removed in newer releases, such as "
-                "enforce_piecewise_cuda_graph, must go); lint the flags against the installed version before restarting.")
-    match = _AMBIGUOUS_RE.search(message)
-    if match:
-        return (f"{match.group('opt')} is only a prefix of {match.group('choices').strip()}: use the full option name, "
-                "e.g. cuda_graph_max_bs_decode instead of cuda_graph_max_bs on SGLang 0.5.20 and later.")
-    return None
-
-
-def _hint_incompatible_arguments(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
-    if "encoder" in message and "url" in message.lower():
-        return ("language_only: true needs encoder_urls on this SGLang version: set encoder_urls to the URL(s) of the encoder "
-                "server(s), e.g. [\"http://10.0.0.5:30001\"], or remove language_only.")
-    return None
-
-
-def _hint_parallelism(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
-    match = _DIVISIBLE_RE.search(message)
-    detail = f" ({match.group('a')} is not divisible by {match.group('b')})" if match else ""
-    return (f"The parallel layout does not fit{detail}: pick a tp_size that divides the model's attention heads "
-            "(including vision heads of multimodal models) and experts, keep tp_size * pp_size divisible by nnodes, "
-            "and keep attn_dp_size / ep_size within tp_size.")
-
-
-def _hint_oom(message: str, phase: Optional[str], evidence: str) -> Optional[str]:
-    if "Not enough memory" in message or "larger than the profiled value" in evidence:
-        return ("The weights fit but no GPU memory is left for the KV cache: raise mem_fraction_static (e.g. by 0.05), "
-                "lower context_length or max_running_requests, use more GPUs (tp_size) or a quantized model.")
-    if phase in (None, "process_started", "parallel_init", "weights_loading"):
-        return ("The model weights do not fit in GPU memory: increase tp_size, use a quantized checkpoint, or free the GPUs "
-                "(another process may hold memory: nvidia-smi). mem_fraction_static does not help while loading weights.")
-    return ("GPU memory ran out after the weights were loaded: lower mem_fraction_static (e.g. 0.8) to leave room for "
-            "activations and CUDA graphs, and/or lower cuda_graph_max_bs_decode (cuda_graph_max_bs before 0.5.20) "
-            "or chunked_prefill_size.")
-
-
-def _hint_architecture(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
-    match = _ARCH_RE.search(message)
-    arch = match.group("arch") if match else "the model's architecture"
-    return (f"This SGLang version has no implementation of {arch}: upgrade SGLang (sglang_version), try the transformers "
-            "fallback (model_impl: transformers) where supported, or serve a supported model.")
-
-
-def _hint_port(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
-    match = _PORT_RE.search(message) or _PORT_RE.search(evidence)
-    port = (match.group("port") or match.group("port2")) if match else None
-    if port is None:
-        return "The port is already in use: stop the process that holds it or set another port in sglang_server_args."
-    return (f"Port {port} is already in use: stop the process that holds it (ss -ltnp 'sport = :{port}') "
-            "or set another port in sglang_server_args.")
-
-
-def _hint_unknown(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
-    if "exit code: -9" in evidence:
-        return ("A scheduler was killed (exit code -9), most often by the Linux OOM killer (host RAM): check "
-                "dmesg -T | grep -i oom and lower host memory use.")
-    return None
-
-
-# Hints that depend on details of the failure; None from one of these falls back to _HINTS.
-_HINT_DETAILS: Dict[str, Callable[[str, Optional[str], str], Optional[str]]] = {
-    "invalid_arguments": _hint_invalid_arguments,
-    "incompatible_arguments": _hint_incompatible_arguments,
-    "parallelism_mismatch": _hint_parallelism,
-    "gpu_out_of_memory": _hint_oom,
-    "unsupported_model_architecture": _hint_architecture,
-    "port_in_use": _hint_port,
-    "unknown": _hint_unknown,
-}
-
-
-def hint_for(cause: Optional[str], error_message: Optional[str], phase: Optional[str], evidence: str = "") -> Optional[str]:
-    """Return a concrete next step for ``cause``: the flag to change and how (keys of ``sglang_server_args``).
-
-    Why separate: hints depend on details (the unrecognised flag, the busy port, the phase an OOM hit) and
-    are worth testing on their own.
-    """
-    if cause is None:
-        return None
-    detail = _HINT_DETAILS.get(cause)
-    hint = detail(error_message or "", phase, evidence) if detail else None
-    return hint or _HINTS.get(cause)
 
 
 class _Traceback:  # pylint: disable=too-many-instance-attributes
@@ -509,16 +205,18 @@ class _Traceback:  # pylint: disable=too-many-instance-attributes
 
 
 class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
-    """Incremental scanner: feed journal lines as they arrive, ask for the verdict at any time.
+    """Incremental scanner: feed journal entries (or pasted lines) as they arrive, ask for the verdict at any time.
 
-    ``feed`` is O(1) amortised per line; ``result`` builds the report (cheap, call it when needed).
+    ``feed_entry`` and ``feed`` are O(1) amortised per line; ``result`` builds the report (cheap, call it when needed).
     ``is_final`` tells a verdict that can no longer change from "failed, but the traceback is still
     arriving" (``pending == "traceback_open"``) or "a fatal marker came first, its traceback may follow"
     (``pending == "awaiting_traceback"``): the caller waits a bounded time, then calls :meth:`close`.
     """
 
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
+    def __init__(self, secrets: Iterable[str] = (), hostname: str = "localhost") -> None:
         self._secrets: List[str] = [s for s in secrets if isinstance(s, str) and s]
+        self._hostname = hostname  # shown in the last lines of followed journal entries, as journalctl shows it
+        self._systemd_exit = False
         self._line_no = 0
         self._phases: List[Dict[str, Any]] = []
         self._seen_phases: set = set()
@@ -546,7 +244,7 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
 
     # ----------------------------------------------------------------------------------------------- input
     def feed(self, line: Any, timestamp: Any = None) -> None:
-        """Take one journal line (bare or with a journal prefix); ``timestamp`` is recorded per phase.
+        """Take one line of pasted log text (bare or with any prefix); ``timestamp`` is recorded per phase.
 
         Tolerant on purpose: bytes are decoded, embedded newlines split, anything else is ignored rather than
         raised, because a scanner that throws would hide the very failure it is there to report.
@@ -557,9 +255,18 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
             return
         if "\n" in line:
             for part in line.split("\n"):
-                self._feed_one(part, timestamp)
+                self._feed_line(parse_line(part), timestamp)
             return
-        self._feed_one(line, timestamp)
+        self._feed_line(parse_line(line), timestamp)
+
+    def feed_entry(self, message: str, pid: Optional[int], identifier: str, timestamp: float) -> None:
+        """Take one journal entry as journald gives it (``journalctl -o json``): its fields are read as they are.
+
+        ``timestamp`` (seconds since the epoch) is the entry's time: recorded per phase and shown in the
+        last lines.
+        """
+        for info in from_journal(message, pid, identifier, timestamp, self._hostname):
+            self._feed_line(info, timestamp)
 
     def close(self, exited: bool = True) -> None:
         """No more lines will come: finish open tracebacks and make the verdict final.
@@ -583,6 +290,12 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
         if self._ready:
             return "ready"
         return "failed" if self._failed else "starting"
+
+    @property
+    def systemd_exit_seen(self) -> bool:
+        """Whether systemd logged the end of the unit's process: it logs that after the process's own last
+        lines, so from here on the evidence is complete (counted even after the verdict froze)."""
+        return self._systemd_exit
 
     def current_phase(self) -> Optional[str]:
         """The latest phase reached, without building the whole report."""
@@ -631,15 +344,17 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
         }
 
     # ----------------------------------------------------------------------------------------------- internals
-    def _feed_one(self, line: str, timestamp: Any) -> None:
+    def _feed_line(self, info: LogLine, timestamp: Any) -> None:
         self._line_no += 1
-        info = parse_line(line)
         if info.raw:
             self._last_lines.append(info.raw)
         if may_contain_secret(info.raw):
             for value in find_secrets(info.raw):
                 if len(value) >= 6 and value not in self._secrets and len(self._secrets) < MAX_LEARNED_SECRETS:
                     self._secrets.append(value)
+        systemd = is_systemd_line(info)
+        if systemd and not self._systemd_exit and is_systemd_exit(info):
+            self._systemd_exit = True
         if self._closed or self._ready or self._frozen:
             return
         if self._failed and self._final_state()[0]:
@@ -650,21 +365,19 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
         for tb in list(self._open):
             if self._line_no - tb.last_line > STALE_TRACEBACK_LINES:
                 self._close_traceback(tb)
-        if self._systemd(info):
+        if systemd:
+            self._systemd(info)
             return
         if self._open and self._route(info):
             return
         self._standalone(info, timestamp)
 
-    def _systemd(self, info: LogLine) -> bool:
+    def _systemd(self, info: LogLine) -> None:
         """systemd's own lines about the unit: an exit before ready is fatal; never part of a traceback."""
-        if info.ident != "systemd" and not _SYSTEMD_LINE_RE.match(info.msg):
-            return False
-        if _SYSTEMD_EXIT_RE.search(info.msg):
+        if is_systemd_exit(info):
             for tb in list(self._open):  # the process is gone: whatever it printed is complete
                 self._close_traceback(tb)
             self._marker(info.msg.strip(), False, info.msg.strip())
-        return True
 
     def _route(self, info: LogLine) -> bool:
         """Give the line to the open traceback it continues; True if a traceback took it."""
@@ -960,18 +673,7 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
         return "\n".join(parts)
 
     def _cause(self, evidence: str) -> str:
-        if self._argparse_line is not None:
-            return "invalid_arguments"
-        cause = classify(evidence)
-        if cause not in ("unknown", "unsupported_model_architecture"):
-            return cause
-        context = "\n".join(self._context)
-        from_context = classify(context)
-        if cause == "unknown":
-            return from_context
-        if from_context == "kernel_compile_failed" and _IMPORT_ERROR_RE.search(context):
-            return from_context  # the architecture "is not supported" because its module failed to build
-        return cause
+        return cause_for(evidence, "\n".join(self._context), argparse_error=self._argparse_line is not None)
 
 
 def scan_startup_log(text: str, ended: bool = False, secrets: Iterable[str] = ()) -> Dict[str, Any]:

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """When is a start over? The launch module's decision logic, kept pure so it is tested with a fake clock.
 
-The module feeds three kinds of observations as they happen: journal lines, the unit's state
+The module feeds three kinds of observations as they happen: journal entries, the unit's state
 (``systemctl show``) and the readiness endpoint's HTTP status. :class:`StartWatch` turns them into a verdict:
 ready, failed (with the scanner's cause, a stall, a timeout or the unit's own exit) or, while none holds yet,
 nothing. It never sleeps and never reads a clock itself.
@@ -13,16 +13,17 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, List, Mapping, Optional
 
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.scanner import StartupLogScanner
-from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.systemd import unit_exited
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.systemd import JournalLine, unit_exited
 
+# The defaults of StartWatch's timing parameters (tests pass shorter ones).
 # After the unit is gone or the scanner saw a fatal line whose traceback is still arriving, lines keep coming
 # for a moment (two processes share one pipe). This bounds the wait for them: the verdict stays under 1 s.
 TRACEBACK_GRACE_S = 0.6
 # journald reads a dead process's last output after the process is gone, and can deliver it late. While the evidence
 # is incomplete (no fatal line, or a traceback still open), a unit exit waits (this long at most) for systemd's own
-# "Main process exited" line, which comes after the process's output, so the diagnosis is not cut off.
+# "Main process exited" line (the scanner recognises it), which comes after the process's output, so the diagnosis
+# is not cut off.
 EXIT_DRAIN_MAX_S = 5.0
-_SYSTEMD_EXIT_WORDS = ("Main process exited", "Failed with result", "Control process exited")
 LINES_QUIET_S = 0.3  # after systemd's exit line, lines that still arrive this close together belong to the dead process
 
 _STALL_HINT = {
@@ -37,10 +38,14 @@ _STALL_HINT = {
 class StartWatch:  # pylint: disable=too-many-instance-attributes
     """Follows one start: from the moment the restart was requested to ready or failure."""
 
-    def __init__(self, *, started_at: float, timeout: float, stall_timeout: float,
+    def __init__(self, *, started_at: float, timeout: float, stall_timeout: float,  # pylint: disable=too-many-arguments
                  stall_timeouts: Optional[Mapping[str, float]] = None, old_invocation: str = "",
-                 secrets: Iterable[str] = ()) -> None:
-        self.scanner = StartupLogScanner(secrets=secrets)
+                 secrets: Iterable[str] = (), hostname: str = "localhost", traceback_grace_s: float = TRACEBACK_GRACE_S,
+                 exit_drain_max_s: float = EXIT_DRAIN_MAX_S, lines_quiet_s: float = LINES_QUIET_S) -> None:
+        self.scanner = StartupLogScanner(secrets=secrets, hostname=hostname)
+        self.traceback_grace_s = traceback_grace_s
+        self.exit_drain_max_s = exit_drain_max_s
+        self.lines_quiet_s = lines_quiet_s
         self.started_at = started_at
         self.timeout = timeout
         self.stall_timeout = stall_timeout
@@ -55,17 +60,27 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
         self.readiness_lost_status: Optional[int] = None
         self.exit_reason: Optional[str] = None
         self.exit_seen_at: Optional[float] = None
-        self.exit_logged = False  # systemd's own line about the main process's end has arrived
         self.last_line_at = started_at
         self.failure_seen_at: Optional[float] = None
         self.lines = 0
 
     # --------------------------------------------------------------------------------------------- inputs
+    def on_entry(self, entry: JournalLine, now: float) -> None:
+        """A journal entry of the unit (SGLang's own output or systemd's words about the unit), as followed."""
+        self.scanner.feed_entry(entry.message, entry.pid, entry.identifier, entry.timestamp or now)
+        self._line_arrived(now)
+
     def on_line(self, text: str, now: float, timestamp: Optional[float] = None) -> None:
-        """A journal line of the unit (SGLang's own output or systemd's words about the unit)."""
+        """A line of log text (a pasted or replayed log, any prefix); the module follows entries (:meth:`on_entry`)."""
         self.scanner.feed(text, timestamp if timestamp is not None else now)
-        if not self.exit_logged and any(words in text for words in _SYSTEMD_EXIT_WORDS):
-            self.exit_logged = True
+        self._line_arrived(now)
+
+    @property
+    def exit_logged(self) -> bool:
+        """systemd's own line about the main process's end has arrived."""
+        return self.scanner.systemd_exit_seen
+
+    def _line_arrived(self, now: float) -> None:
         self.lines += 1
         self.last_line_at = now
         self.last_activity = now
@@ -106,7 +121,7 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
         """
         if self.exit_reason is not None:
             exit_at = now if self.exit_seen_at is None else self.exit_seen_at
-            if now - exit_at < TRACEBACK_GRACE_S:
+            if now - exit_at < self.traceback_grace_s:
                 return None
             ready_at = now if self.http_ready_at is None else self.http_ready_at
             return self._failed(now, reason="%s %.1f s after it was ready" % (self.exit_reason, exit_at - ready_at),
@@ -140,16 +155,16 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
             # The traceback's grace runs from the fatal line (an exit seen later never extends it); without a fatal
             # line yet, from the exit, and then as long as the dead process's lines are still arriving (bounded).
             since = self.failure_seen_at if self.failure_seen_at is not None else (self.exit_seen_at if self.exit_seen_at is not None else now)
-            if now - since < TRACEBACK_GRACE_S and not self.scanner.is_final:
+            if now - since < self.traceback_grace_s and not self.scanner.is_final:
                 return None
-            still_arriving = not self.exit_logged or now - self.last_line_at < LINES_QUIET_S
+            still_arriving = not self.exit_logged or now - self.last_line_at < self.lines_quiet_s
             exit_at = self.exit_seen_at if self.exit_seen_at is not None else since
-            if not self.scanner.is_final and self.lines and still_arriving and now - exit_at < EXIT_DRAIN_MAX_S:
+            if not self.scanner.is_final and self.lines and still_arriving and now - exit_at < self.exit_drain_max_s:
                 return None  # the evidence is incomplete and the dead process's last lines are still on their way
             self.scanner.close(exited=True)
             return self._failed(now, reason=self.exit_reason)
         if self.failure_seen_at is not None:
-            if not self.scanner.is_final and now - self.failure_seen_at < TRACEBACK_GRACE_S:
+            if not self.scanner.is_final and now - self.failure_seen_at < self.traceback_grace_s:
                 return None
             self.scanner.close(exited=False)
             return self._failed(now, reason="SGLang logged a fatal error")

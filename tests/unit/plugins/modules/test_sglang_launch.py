@@ -2,12 +2,15 @@
 # Copyright: gpufleet.sglang contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """sglang_launch: Launcher driven by a fake host (systemctl show / journalctl --show-cursor / systemctl restart through
-run_command), a fake journal follower fed with real SGLang log lines, and a fake readiness endpoint."""
+run_command), a fake journal follower fed with real SGLang log lines, a fake readiness endpoint and a fake probe, each
+handed to the Launcher (or to main()) as the real ones are."""
 
 from __future__ import annotations
 
 import json
 import os
+import platform
+import re
 import time
 from pathlib import Path
 
@@ -16,11 +19,11 @@ import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.startup import watch as launch_watch
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.lines import parse_line
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.snapshot import file_digest, load_manifest, save_snapshot
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.systemd import UNIT_PROPERTIES, JournalLine
 from ansible_collections.gpufleet.sglang.plugins.modules import sglang_launch
-from ansible_collections.gpufleet.sglang.plugins.modules.sglang_launch import Launcher
+from ansible_collections.gpufleet.sglang.plugins.modules.sglang_launch import Launcher, LaunchTimings
 
 DATA = Path(__file__).resolve().parents[1] / "module_utils" / "data" / "startup_logs"
 UNIT = "sglang-main.service"
@@ -35,9 +38,9 @@ def _unit(invocation, active="active", sub="running", pid="4242", restarts="0", 
 
 
 def _lines(name, pid):
-    """SGLang's output as journal entries (a journalctl-style prefix in the file is taken off)."""
-    texts = (DATA / name).read_text().splitlines()
-    return [JournalLine(0.0, pid, "sglang", text.split("]: ", 1)[1] if "]: " in text[:60] else text) for text in texts]
+    """A log file as the journal entries of process ``pid`` (what a journalctl prefix in the file says is kept)."""
+    lines = (parse_line(text) for text in (DATA / name).read_text().splitlines())
+    return [JournalLine(0.0, pid if line.ident != "systemd" else 1, line.ident or "sglang", line.msg) for line in lines]
 
 
 # Right after ``systemctl restart --no-block`` the old process is still there: running, then stopping.
@@ -200,10 +203,23 @@ def params_for(files, **changes):
     return params
 
 
-def run(monkeypatch, host, params, check_mode=False):
-    monkeypatch.setattr(sglang_launch, "JournalFollower", host.follower)
-    monkeypatch.setattr(sglang_launch, "http_status", host.http)
-    return Launcher(FakeModule(host, params, check_mode)).run()
+def no_probe(params):
+    raise AssertionError("the probe ran without a probe option: %r" % (params,))
+
+
+def probe_returning(results, missed=None, seen=None):
+    """A probe that records the options it was given and answers with these results and this missed gate."""
+    def probe(params):
+        if seen is not None:
+            seen.append(params)
+        return results, missed
+    return probe
+
+
+def run(host, params, check_mode=False, probe=no_probe, timings=LaunchTimings()):
+    launcher = Launcher(FakeModule(host, params, check_mode), follow_journal=host.follower, http_check=host.http, probe=probe,
+                        timings=timings)
+    return launcher.run()
 
 
 def snapshot(files):
@@ -218,10 +234,10 @@ def break_config(files):
 
 
 # ------------------------------------------------------------------------------------------------ no change
-def test_no_change_and_ready_restarts_nothing(monkeypatch, files):
+def test_no_change_and_ready_restarts_nothing(files):
     snapshot(files)
     host = Host()
-    result = run(monkeypatch, host, params_for(files))
+    result = run(host, params_for(files))
     assert result["changed"] is False and result["restarted"] is False and result["ready"] is True
     assert result["changed_files"] == [] and result["rolled_back"] is False
     assert result["readiness_url"] == "http://127.0.0.1:30000/ready"
@@ -230,28 +246,28 @@ def test_no_change_and_ready_restarts_nothing(monkeypatch, files):
 
 @pytest.mark.parametrize("before, http_before", [(_unit("inv-old", "inactive", "dead", "0"), None), (_unit("inv-old"), 503)],
                          ids=["inactive", "not-ready"])
-def test_no_change_but_not_ready_restarts(monkeypatch, files, before, http_before):
+def test_no_change_but_not_ready_restarts(files, before, http_before):
     snapshot(files)
     host = Host([ready_launch()], before=before, http_before=http_before)
-    result = run(monkeypatch, host, params_for(files))
+    result = run(host, params_for(files))
     assert result["restarted"] is True and result["ready"] is True and result["changed_files"] == []
     assert len(host.commands("restart")) == 1
 
 
-def test_state_restarted_restarts_without_a_change(monkeypatch, files):
+def test_state_restarted_restarts_without_a_change(files):
     snapshot(files)
     host = Host([ready_launch()])
-    result = run(monkeypatch, host, params_for(files, state="restarted"))
+    result = run(host, params_for(files, state="restarted"))
     assert result["restarted"] is True and result["ready"] is True and result["changed_files"] == []
     assert host.commands("restart") == [["systemctl", "restart", "--no-block", UNIT]]
 
 
 # ------------------------------------------------------------------------------------------------ changed -> ready
-def test_changed_files_restart_follow_to_ready_and_save_the_snapshot(monkeypatch, files):
+def test_changed_files_restart_follow_to_ready_and_save_the_snapshot(files):
     snapshot(files)
     break_config(files)  # a new config (here: one that works)
     host = Host([ready_launch()])
-    result = run(monkeypatch, host, params_for(files))
+    result = run(host, params_for(files))
     assert result["changed"] is True and result["restarted"] is True and result["ready"] is True
     assert result["changed_files"] == [files[0][0]] and "failure" not in result and result["rolled_back"] is False
     assert result["main_pid"] == 4300 and result["restarts"] == 0 and "fired up and ready to roll" in result["ready_line"]
@@ -266,22 +282,22 @@ def test_changed_files_restart_follow_to_ready_and_save_the_snapshot(monkeypatch
     assert manifest["files"][files[0][2]] is None
 
     again = Host()  # the second run: nothing changed, the server is ready
-    assert run(monkeypatch, again, params_for(files))["restarted"] is False and not again.commands("restart")
+    assert run(again, params_for(files))["restarted"] is False and not again.commands("restart")
 
 
-def test_first_launch_without_a_snapshot_restarts_and_records_it(monkeypatch, files):
+def test_first_launch_without_a_snapshot_restarts_and_records_it(files):
     host = Host([ready_launch()])
-    result = run(monkeypatch, host, params_for(files))
+    result = run(host, params_for(files))
     assert result["ready"] is True and result["changed_files"] == sorted(files[0])
     assert load_manifest(os.path.join(files[1], "last-good")) is not None
 
 
 # ------------------------------------------------------------------------------------------------ failure
-def test_failure_rolls_back_the_files_and_reports_rollback_ready(monkeypatch, files):
+def test_failure_rolls_back_the_files_and_reports_rollback_ready(files):
     good = snapshot(files)
     break_config(files)
     host = Host([failing_launch(), ready_launch(invocation="inv-rollback", pid="4400", previous=after_failure())])
-    result = run(monkeypatch, host, params_for(files))
+    result = run(host, params_for(files))
     failure = result["failure"]
     assert failure["outcome"] == "failed" and failure["cause"] == "warmup_failed" and failure["phase"] == "warmup"
     assert failure["traceback"].startswith("Traceback (most recent call last):") and failure["last_lines"]
@@ -295,35 +311,46 @@ def test_failure_rolls_back_the_files_and_reports_rollback_ready(monkeypatch, fi
     assert [f.cursor for f in host.followers] == ["s=c0;i=1", "s=c1;i=1"] and all(f.closed for f in host.followers)
 
 
-def test_rollback_follows_the_last_good_configs_own_port(monkeypatch, files):
+def test_the_last_lines_read_as_journalctl_shows_them(files):
+    """failure.last_lines: each followed entry as one journal line - UTC time with microseconds, host, identifier[pid]."""
+    host = Host([failing_launch()])
+    last = run(host, params_for(files))["failure"]["last_lines"]
+    prefix = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00 %s " % re.escape(platform.node() or "localhost")
+    assert re.match(prefix + r"systemd\[1\]: %s: Main process exited, code=exited, status=1/FAILURE$" % UNIT, last[-1])
+    assert re.match(prefix + r"sglang\[4300\]: \[2026-11-30 20:00:41\] Received sigquit from a child process\. It usually", last[-2])
+    assert re.match(prefix + r"sglang\[4300\]: AssertionError: res=<Response \[401\]>, res\.text=", last[-3])
+    assert len(last) == len(failing_launch()["lines"])  # fewer than the 20 kept
+
+
+def test_rollback_follows_the_last_good_configs_own_port(files):
     """A change that moved the port and failed: the rolled-back server listens on the old port again."""
     paths, state_dir = files
     save_snapshot(os.path.join(state_dir, "last-good"), paths, {"endpoint": {"host": "127.0.0.1", "port": 30000, "path": "/ready"}})
     break_config(files)
     host = Host([failing_launch(), ready_launch(invocation="inv-rollback", pid="4400", previous=after_failure())])
-    result = run(monkeypatch, host, params_for(files, port=30123, timeout=5.0))
+    result = run(host, params_for(files, port=30123, timeout=5.0))
     assert result["rolled_back"] is True and result["rollback_ready"] is True  # probing 30123 would never see it ready
     assert host.probed and set(host.probed) == {30000}
 
 
-def test_a_rollback_that_fails_too_is_reported(monkeypatch, files):
+def test_a_rollback_that_fails_too_is_reported(files):
     snapshot(files)
     break_config(files)
     host = Host([failing_launch(), failing_launch(invocation="inv-rollback", pid="4400", previous=after_failure())])
-    result = run(monkeypatch, host, params_for(files))
+    result = run(host, params_for(files))
     assert result["rolled_back"] is True and result["rollback_ready"] is False and result["ready"] is False
     assert result["rollback"]["outcome"] == "failed"
     assert "did not reach ready either" in result["msg"]
 
 
-def test_a_crash_right_after_ready_is_a_failed_launch_and_rolled_back(monkeypatch, files):
+def test_a_crash_right_after_ready_is_a_failed_launch_and_rolled_back(files):
     snapshot(files)
     break_config(files)
     crashing = ready_launch()
     crashing["crash"] = _unit("inv-ready", "failed", "failed", "0", result="signal", code="2", status="11")
     host = Host([crashing, ready_launch(invocation="inv-rollback", pid="4400", previous=after_failure("inv-ready"))])
-    monkeypatch.setattr(launch_watch, "TRACEBACK_GRACE_S", 0.05)  # keeps the test short; the grace itself is tested in test_launch_watch
-    result = run(monkeypatch, host, params_for(files, settle_time=1.5))
+    short = LaunchTimings(traceback_grace_s=0.05)  # keeps the test short; the grace itself is tested in test_launch_watch
+    result = run(host, params_for(files, settle_time=1.5), timings=short)
     assert result["failure"]["cause"] == "crashed_after_ready"
     assert result["failure"]["reason"].startswith("the unit failed (Result=signal, killed by signal 11/SEGV) ")
     assert result["rolled_back"] is True and result["rollback_ready"] is True
@@ -331,9 +358,9 @@ def test_a_crash_right_after_ready_is_a_failed_launch_and_rolled_back(monkeypatc
         assert handle.read() == GOOD
 
 
-def test_failure_without_a_last_good_snapshot_stops_the_unit(monkeypatch, files):
+def test_failure_without_a_last_good_snapshot_stops_the_unit(files):
     host = Host([failing_launch()])
-    result = run(monkeypatch, host, params_for(files))
+    result = run(host, params_for(files))
     assert result["failure"]["cause"] == "warmup_failed" and result["ready"] is False
     assert result["stopped"] is True and result["rolled_back"] is False and "rollback_ready" not in result
     assert host.commands("stop") == [["systemctl", "stop", UNIT]] and host.calls[-1] == ["systemctl", "stop", UNIT]
@@ -341,34 +368,34 @@ def test_failure_without_a_last_good_snapshot_stops_the_unit(monkeypatch, files)
     assert "nothing to roll back to; the unit was stopped" in result["msg"]
 
 
-def test_failure_with_rollback_off_leaves_the_files(monkeypatch, files):
+def test_failure_with_rollback_off_leaves_the_files(files):
     snapshot(files)
     break_config(files)
     host = Host([failing_launch()])
-    result = run(monkeypatch, host, params_for(files, rollback=False))
+    result = run(host, params_for(files, rollback=False))
     assert result["rolled_back"] is False and "stopped" not in result and len(host.commands("restart")) == 1
     with open(files[0][0], "rb") as handle:
         assert handle.read() == BAD
     assert "Nothing was rolled back" in result["msg"]
 
 
-def test_secrets_never_appear_in_the_result(monkeypatch, files):
+def test_secrets_never_appear_in_the_result(files):
     own = "0ther-s3cret-value"
     snapshot(files)
     break_config(files)
     failing = failing_launch()
     failing["lines"].insert(1, JournalLine(0.0, 4300, "sglang", "[2026-11-30 20:00:02] checking token %s" % own))
     host = Host([failing, failing_launch(invocation="inv-rollback", pid="4400", previous=after_failure())])
-    result = run(monkeypatch, host, params_for(files, secrets=[SECRET, own, ""]))
+    result = run(host, params_for(files, secrets=[SECRET, own, ""]))
     assert result["failure"]["cause"] == "warmup_failed"
     text = json.dumps(result)
     assert SECRET not in text and own not in text
 
 
-def test_a_refused_restart_fails_with_redacted_stderr_and_closes_the_follower(monkeypatch, files):
+def test_a_refused_restart_fails_with_redacted_stderr_and_closes_the_follower(files):
     host = Host(restart_rc=1, restart_err="Failed to restart %s: token %s refused\n" % (UNIT, SECRET))
     with pytest.raises(Failed) as caught:
-        run(monkeypatch, host, params_for(files))
+        run(host, params_for(files))
     failure = caught.value.args[0]
     assert failure["rc"] == 1 and failure["msg"].startswith("systemctl restart --no-block %s failed: " % UNIT)
     assert SECRET not in failure["msg"]
@@ -376,11 +403,11 @@ def test_a_refused_restart_fails_with_redacted_stderr_and_closes_the_follower(mo
 
 
 # ------------------------------------------------------------------------------------------------ check mode
-def test_check_mode_reports_the_changed_files_and_touches_nothing(monkeypatch, files):
+def test_check_mode_reports_the_changed_files_and_touches_nothing(files):
     good = snapshot(files)
     break_config(files)
     host = Host()
-    result = run(monkeypatch, host, params_for(files), check_mode=True)
+    result = run(host, params_for(files), check_mode=True)
     assert result["changed"] is True and result["restarted"] is True and result["ready"] is False
     assert result["changed_files"] == [files[0][0]] and result["msg"] == "would restart %s (%s)" % (UNIT, files[0][0])
     assert all(call[:2] == ["systemctl", "show"] for call in host.calls) and not host.followers
@@ -389,10 +416,10 @@ def test_check_mode_reports_the_changed_files_and_touches_nothing(monkeypatch, f
         assert handle.read() == BAD
 
 
-def test_check_mode_with_files_changed_would_restart(monkeypatch, files):
+def test_check_mode_with_files_changed_would_restart(files):
     snapshot(files)  # nothing differs on disk: in check mode the writing tasks did not write
     host = Host()
-    result = run(monkeypatch, host, params_for(files, files_changed=True), check_mode=True)
+    result = run(host, params_for(files, files_changed=True), check_mode=True)
     assert result["changed"] is True and result["restarted"] is True
     assert result["changed_files"] == ["(files that this run would write)"]
     assert result["msg"].startswith("would restart %s (" % UNIT) and not host.calls
@@ -402,17 +429,17 @@ def test_check_mode_with_files_changed_would_restart(monkeypatch, files):
     ("restarted", _unit("inv-old"), "restart requested"),
     ("started", _unit("inv-old", "failed", "failed", "0"), "not active and ready"),
 ])
-def test_check_mode_says_why_it_would_restart(monkeypatch, files, state, before, msg):
+def test_check_mode_says_why_it_would_restart(files, state, before, msg):
     snapshot(files)
     host = Host(before=before)
-    result = run(monkeypatch, host, params_for(files, state=state), check_mode=True)
+    result = run(host, params_for(files, state=state), check_mode=True)
     assert result["restarted"] is True and result["msg"] == "would restart %s (%s)" % (UNIT, msg)
     assert not host.commands("restart") and not host.followers
 
 
-def test_check_mode_without_a_change_reports_nothing_to_do(monkeypatch, files):
+def test_check_mode_without_a_change_reports_nothing_to_do(files):
     snapshot(files)
-    result = run(monkeypatch, Host(), params_for(files), check_mode=True)
+    result = run(Host(), params_for(files), check_mode=True)
     assert result["changed"] is False and result["restarted"] is False and result["ready"] is True
 
 
@@ -420,12 +447,10 @@ def test_check_mode_without_a_change_reports_nothing_to_do(monkeypatch, files):
 def test_main_fails_the_task_with_the_diagnosis(monkeypatch, files, capsys):
     host = Host([failing_launch()])
     monkeypatch.setattr(basic.AnsibleModule, "run_command", host.run_command)
-    monkeypatch.setattr(sglang_launch, "JournalFollower", host.follower)
-    monkeypatch.setattr(sglang_launch, "http_status", host.http)
     args = {"unit": UNIT, "files": files[0], "state_dir": files[1], "sglang_version": "0.5.23", "secrets": [SECRET]}
     with patch_module_args(args):
         with pytest.raises(SystemExit) as caught:
-            sglang_launch.main()
+            sglang_launch.main(follow_journal=host.follower, http_check=host.http, probe=no_probe)
     result = json.loads(capsys.readouterr().out)
     assert caught.value.code == 1 and result["failed"] is True
     assert result["failure"]["cause"] == "warmup_failed" and result["stopped"] is True
@@ -439,42 +464,42 @@ def test_main_in_check_mode_exits_with_would_restart(monkeypatch, files, capsys)
     args = {"unit": UNIT, "files": files[0], "state_dir": files[1], "sglang_version": "0.5.23", "_ansible_check_mode": True}
     with patch_module_args(args):
         with pytest.raises(SystemExit) as caught:
-            sglang_launch.main()
+            sglang_launch.main(follow_journal=host.follower, http_check=host.http, probe=no_probe)
     result = json.loads(capsys.readouterr().out)
     assert caught.value.code == 0 and result["changed"] is True and result["restarted"] is True
     assert result["changed_files"] == sorted(files[0]) and not host.calls
 
 
 # ------------------------------------------------------------------------------------------------ probe gate
-def test_a_probe_gate_that_passes_keeps_the_launch_and_returns_the_figures(monkeypatch, files):
+def test_a_probe_gate_that_passes_keeps_the_launch_and_returns_the_figures(files):
     snapshot(files)
     break_config(files)
     seen = []
-    monkeypatch.setattr(sglang_launch, "probe_and_gate", lambda params: (seen.append(params) or {"gates": {"passed": True}}, None))
+    probe = probe_returning({"gates": {"passed": True}}, seen=seen)
     host = Host([ready_launch()])
-    result = run(monkeypatch, host, params_for(files, probe={"concurrency": [1], "min_decode_tps": 20}, probe_api_key=SECRET))
+    result = run(host, params_for(files, probe={"concurrency": [1], "min_decode_tps": 20}, probe_api_key=SECRET), probe=probe)
     assert result["ready"] is True and result["probe"] == {"gates": {"passed": True}} and "failure" not in result
     assert seen[0]["base_url"] == "http://127.0.0.1:30000" and seen[0]["api_key"] == SECRET and seen[0]["output_tokens"] == 256
 
 
-def test_a_missed_probe_gate_fails_the_launch_and_rolls_back(monkeypatch, files):
+def test_a_missed_probe_gate_fails_the_launch_and_rolls_back(files):
     snapshot(files)
     break_config(files)
-    monkeypatch.setattr(sglang_launch, "probe_and_gate", lambda params: ({"gates": {"passed": False}}, "decode 27.9 tok/s < min_decode_tps 40"))
+    probe = probe_returning({"gates": {"passed": False}}, "decode 27.9 tok/s < min_decode_tps 40")
     host = Host([ready_launch(), ready_launch(invocation="inv-rollback", pid="4400", previous=after_failure("inv-ready"))])
-    result = run(monkeypatch, host, params_for(files, probe={"min_decode_tps": 40}))
+    result = run(host, params_for(files, probe={"min_decode_tps": 40}), probe=probe)
     assert result["failure"]["cause"] == "probe_gate_failed" and "27.9" in result["failure"]["hint"]
     assert result["rolled_back"] is True and result["rollback_ready"] is True
     with open(files[0][0], "rb") as handle:
         assert handle.read() == GOOD
 
 
-def test_bad_probe_options_fail_before_anything_restarts(monkeypatch, files):
+def test_bad_probe_options_fail_before_anything_restarts(files):
     snapshot(files)
     break_config(files)
     host = Host([ready_launch()])
     with pytest.raises(Failed) as failed:
-        run(monkeypatch, host, params_for(files, probe={"concurrency": "lots", "no_such_option": 1}))
+        run(host, params_for(files, probe={"concurrency": "lots", "no_such_option": 1}))
     assert "probe options" in failed.value.args[0]["msg"] and not host.commands("restart")
 
 
@@ -483,52 +508,52 @@ PROBED = {"started_at": "2026-11-30T10:00:00+00:00", "accept_length": 2.1, "effi
           "levels": [{"concurrency": 1, "decode_tps": {"mean": 54.0}, "request_details": [{"ttft_ms": 80}]}]}
 
 
-def test_figures_of_a_probed_launch_are_kept_with_its_snapshot_and_reported_when_nothing_restarts(monkeypatch, files):
+def test_figures_of_a_probed_launch_are_kept_with_its_snapshot_and_reported_when_nothing_restarts(files):
     snapshot(files)
     break_config(files)
-    monkeypatch.setattr(sglang_launch, "probe_and_gate", lambda params: (dict(PROBED, gates={"passed": True}), None))
-    run(monkeypatch, Host([ready_launch()]), params_for(files, probe={"concurrency": [1]}))
+    probe = probe_returning(dict(PROBED, gates={"passed": True}))
+    run(Host([ready_launch()]), params_for(files, probe={"concurrency": [1]}), probe=probe)
     saved = load_manifest(os.path.join(files[1], "last-good"))["probe"]
     assert saved["levels"] == [{"concurrency": 1, "decode_tps": {"mean": 54.0}}] and saved["accept_length"] == 2.1
     assert "markdown" not in saved and "gates" not in saved
-    again = run(monkeypatch, Host(), params_for(files, probe={"concurrency": [1]}))
+    again = run(Host(), params_for(files, probe={"concurrency": [1]}), probe=probe)
     assert again["restarted"] is False and again["last_good_probe"] == saved
 
 
-def test_a_launch_without_a_probe_keeps_no_figures(monkeypatch, files):
+def test_a_launch_without_a_probe_keeps_no_figures(files):
     snapshot(files)
     break_config(files)
-    run(monkeypatch, Host([ready_launch()]), params_for(files))
+    run(Host([ready_launch()]), params_for(files))
     assert "probe" not in load_manifest(os.path.join(files[1], "last-good"))
-    assert "last_good_probe" not in run(monkeypatch, Host(), params_for(files))
+    assert "last_good_probe" not in run(Host(), params_for(files))
 
 
-def test_probe_against_last_good_gates_on_the_saved_figures(monkeypatch, files):
+def test_probe_against_last_good_gates_on_the_saved_figures(files):
     paths, state_dir = files
     save_snapshot(os.path.join(state_dir, "last-good"), paths, {"ready_at": 1.0, "unit": UNIT, "probe": sglang_launch.probe_figures(PROBED)})
     break_config(files)
     seen = []
-    monkeypatch.setattr(sglang_launch, "probe_and_gate", lambda params: (seen.append(params) or {"levels": [], "gates": {"passed": True}}, None))
-    result = run(monkeypatch, Host([ready_launch()]), params_for(files, probe={"concurrency": [1]}, probe_against_last_good=True))
+    probe = probe_returning({"levels": [], "gates": {"passed": True}}, seen=seen)
+    result = run(Host([ready_launch()]), params_for(files, probe={"concurrency": [1]}, probe_against_last_good=True), probe=probe)
     assert seen[0]["baseline"] == {"levels": [{"concurrency": 1, "decode_tps": {"mean": 54.0}}]}
     assert result["probe_baseline"] == "last_good (measured 2026-11-30T10:00:00+00:00)"
 
 
-def test_an_explicit_baseline_wins_over_the_last_good_figures(monkeypatch, files):
+def test_an_explicit_baseline_wins_over_the_last_good_figures(files):
     paths, state_dir = files
     save_snapshot(os.path.join(state_dir, "last-good"), paths, {"ready_at": 1.0, "unit": UNIT, "probe": sglang_launch.probe_figures(PROBED)})
     break_config(files)
     seen = []
-    monkeypatch.setattr(sglang_launch, "probe_and_gate", lambda params: (seen.append(params) or {"levels": [], "gates": {"passed": True}}, None))
+    probe = probe_returning({"levels": [], "gates": {"passed": True}}, seen=seen)
     own = [{"concurrency": 1, "decode_tps": {"mean": 10.0}}]
-    result = run(monkeypatch, Host([ready_launch()]), params_for(files, probe={"baseline": own}, probe_against_last_good=True))
+    result = run(Host([ready_launch()]), params_for(files, probe={"baseline": own}, probe_against_last_good=True), probe=probe)
     assert seen[0]["baseline"] == own and result["probe_baseline"] == "option"
 
 
-def test_without_saved_figures_the_regression_gate_has_no_baseline(monkeypatch, files):
+def test_without_saved_figures_the_regression_gate_has_no_baseline(files):
     snapshot(files)
     break_config(files)
     seen = []
-    monkeypatch.setattr(sglang_launch, "probe_and_gate", lambda params: (seen.append(params) or {"levels": [], "gates": {"passed": True}}, None))
-    result = run(monkeypatch, Host([ready_launch()]), params_for(files, probe={"concurrency": [1]}, probe_against_last_good=True))
+    probe = probe_returning({"levels": [], "gates": {"passed": True}}, seen=seen)
+    result = run(Host([ready_launch()]), params_for(files, probe={"concurrency": [1]}, probe_against_last_good=True), probe=probe)
     assert seen[0].get("baseline") is None and result["probe_baseline"] == "none"

@@ -10,9 +10,10 @@ import os
 
 import pytest
 
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.scanner import PHASES
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.systemd import JournalLine
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.watch import (
     EXIT_DRAIN_MAX_S, LINES_QUIET_S, TRACEBACK_GRACE_S, StartWatch, phase_timings)
-from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.scanner import PHASES
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "startup_logs")
 OLD = "0a1d5e0c2b7f4c3e9d8a6b5c4d3e2f10"
@@ -122,6 +123,27 @@ def test_a_fatal_line_waits_a_bounded_grace_for_its_traceback():
     assert verdict["unit"]["ActiveState"] == "activating"
 
 
+def test_the_waits_are_parameters():
+    """A caller (the module's tests) shortens the grace and the drain without touching the module's constants."""
+    def short():
+        watch = StartWatch(started_at=T0, timeout=1800.0, stall_timeout=600.0, old_invocation=OLD, traceback_grace_s=0.05,
+                           exit_drain_max_s=0.5, lines_quiet_s=0.01)
+        watch.on_unit(unit(active="activating", sub="start"), T0 + 0.2)
+        return watch
+
+    watch = short()
+    fatal_at = feed(watch, _log("constructed_weights_oom_torch_0_5_23.log")[:5], T0 + 60.0)  # line 4: a bare sigquit
+    assert watch.failure_seen_at == fatal_at and not watch.scanner.is_final
+    assert watch.verdict(fatal_at + 0.04) is None
+    assert watch.verdict(fatal_at + 0.06)["reason"] == "SGLang logged a fatal error"
+    exited = short()
+    feed(exited, _log("constructed_weights_oom_torch_0_5_23.log")[:2], T0 + 29.0)
+    exited.on_unit(unit(active="failed", sub="failed", pid="0", result="signal", code="2", status="9"), T0 + 30.0)
+    assert exited.verdict(T0 + 30.49) is None  # no evidence and no systemd exit line: the drain
+    assert exited.verdict(T0 + 30.51)["reason"] == "the unit failed (Result=signal, killed by signal 9/KILL)"
+    assert (TRACEBACK_GRACE_S, EXIT_DRAIN_MAX_S, LINES_QUIET_S) == (0.6, 5.0, 0.3)  # the defaults the module runs with
+
+
 def test_a_complete_fatal_traceback_ends_the_wait_at_once():
     watch = following()
     lines = _log("constructed_weights_oom_torch_0_5_23.log")[:16]
@@ -169,7 +191,7 @@ def test_a_unit_exit_at_time_zero_still_ends():
     """Explicit times may start at 0.0 (a fake clock): an exit seen at 0.0 must not wait forever."""
     watch = following(started_at=0.0)
     watch.on_unit(unit(active="failed", sub="failed", pid="0", result="exit-code", code="1", status="1"), 0.0)
-    watch.on_line("systemd[1]: sglang-main.service: Main process exited, code=exited, status=1/FAILURE", 0.0)
+    watch.on_entry(JournalLine(0.0, 1, "systemd", "sglang-main.service: Main process exited, code=exited, status=1/FAILURE"), 0.0)
     verdict = watch.verdict(TRACEBACK_GRACE_S + 0.1)
     assert verdict is not None and verdict["outcome"] == "failed" and verdict["elapsed_s"] == TRACEBACK_GRACE_S + 0.1
 
@@ -203,12 +225,28 @@ def test_an_exit_after_an_open_traceback_waits_for_systemds_exit_line_then_ends(
     watch.on_unit(unit(active="activating", sub="auto-restart", pid="0", result="signal", code="2", status="9"), fatal_at + 0.5)
     assert watch.verdict(fatal_at + 0.55) is None
     assert watch.verdict(fatal_at + TRACEBACK_GRACE_S + 0.01) is None  # the traceback is open and systemd's line has not come
-    watch.on_line("systemd[1]: sglang.service: Main process exited, code=killed, status=9/KILL", fatal_at + 0.7)
-    assert watch.verdict(fatal_at + 0.8) is None  # lines may still be arriving
-    verdict = watch.verdict(fatal_at + 0.7 + LINES_QUIET_S + 0.01)
+    watch.on_entry(JournalLine(fatal_at + 0.7, 1, "systemd", "sglang.service: Main process exited, code=killed, status=9/KILL"), fatal_at + 0.7)
+    assert watch.exit_logged and watch.scanner.is_final  # systemd logs the exit after the process's last line: the traceback is whole
+    verdict = watch.verdict(fatal_at + 0.7)
     assert verdict is not None and verdict["cause"] == "gpu_out_of_memory"
     assert verdict["reason"] == "the main process exited and systemd is restarting it (killed by signal 9/KILL)"
-    assert verdict["failure_seen_at"] == fatal_at
+    assert verdict["failure_seen_at"] == fatal_at and verdict["verdict_at"] == fatal_at + 0.7
+
+
+def test_lines_that_still_arrive_after_systemds_exit_line_are_waited_for():
+    """Evidence still incomplete after systemd's exit line (a bare exit awaits its traceback): wait while lines come."""
+    watch = following()
+    feed(watch, _log("constructed_weights_oom_torch_0_5_23.log")[:2], T0 + 29.0)
+    watch.on_unit(unit(active="failed", sub="failed", pid="0", result="signal", code="2", status="9"), T0 + 30.0)
+    watch.on_entry(JournalLine(T0 + 30.1, 1, "systemd", "sglang-main.service: Main process exited, code=killed, status=9/KILL"), T0 + 30.1)
+    assert watch.exit_logged and watch.failure_seen_at == T0 + 30.1 and not watch.scanner.is_final
+    assert watch.verdict(T0 + 30.1 + TRACEBACK_GRACE_S - 0.01) is None  # the grace from the fatal line
+    watch.on_line("[2026-11-30 11:20:45] Killing child processes", T0 + 30.6)  # one more line of the dead process, late
+    assert watch.verdict(T0 + 30.6 + LINES_QUIET_S - 0.01) is None  # past the grace, but lines are still arriving
+    verdict = watch.verdict(T0 + 30.6 + LINES_QUIET_S + 0.01)
+    assert verdict is not None and verdict["reason"] == "the unit failed (Result=signal, killed by signal 9/KILL)"
+    assert verdict["fatal_line"] == "sglang-main.service: Main process exited, code=killed, status=9/KILL"
+    assert verdict["verdict_at"] == T0 + 30.6 + LINES_QUIET_S + 0.01
 
 
 def test_a_unit_exit_with_a_finished_log_fails_at_once():

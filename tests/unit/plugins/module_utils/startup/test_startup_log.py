@@ -11,14 +11,12 @@ import time
 
 import pytest
 
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.causes import CAUSES, classify, hint_for
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.lines import parse_line
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.scanner import (
     AWAIT_TRACEBACK_LINES,
-    CAUSES,
     PHASES,
     StartupLogScanner,
-    classify,
-    hint_for,
-    parse_line,
     scan_startup_log,
 )
 

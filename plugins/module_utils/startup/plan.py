@@ -1,0 +1,68 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.sglang contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What a launch will do, decided before anything is touched: restart or not, and what a failure leads to.
+
+Why a pure function: the decision reads a handful of facts (is there a last good launch, which files differ
+from it, did this run's tasks write files, ``state``, check mode, ``rollback``) and is easy to get subtly
+wrong in the middle of side effects. Here it is one table, tested as one. The only fact that costs I/O,
+whether the unit is active and ready now, is asked for only when nothing else decides (:data:`ASK_READINESS`).
+
+Runs on the target's Python (>= 3.9), standard library only.
+"""
+
+from __future__ import annotations
+
+from typing import List, NamedTuple, Optional, Sequence
+
+# Actions.
+NOTHING = "nothing"  # the server runs the files that last reached ready, and is ready: touch nothing
+RESTART = "restart"  # restart and follow the start
+WOULD_RESTART = "would_restart"  # check mode: say so, touch nothing
+ASK_READINESS = "ask_readiness"  # nothing asks for a restart: decide by whether the unit is active and ready now
+
+# What a failed start leads to.
+ROLL_BACK = "roll_back"  # put the last good files back and restart with them
+STOP = "stop"  # nothing ever reached ready here: stop, so a crash loop or a hung start does not hold the GPUs
+LEAVE = "leave"  # the files are those of the last good launch (or rollback is off): leave them
+
+# In check mode the tasks that write the files did not write them: this stands for what they would write.
+WOULD_WRITE = "(files that this run would write)"
+
+
+class LaunchPlan(NamedTuple):
+    """The decision, with what the result reports about it."""
+
+    action: str  # NOTHING, RESTART, WOULD_RESTART or ASK_READINESS
+    changed_files: List[str]  # as reported (check mode: WOULD_WRITE when the writing tasks would change files)
+    reason: Optional[str]  # why it restarts, as the check-mode message says it; None when it does not
+    on_failure: str  # ROLL_BACK, STOP or LEAVE
+
+
+def plan_launch(*, has_last_good: bool, changed: Sequence[str], files_changed: bool, state: str, check_mode: bool,
+                rollback: bool, ready_now: Optional[bool] = None) -> LaunchPlan:
+    """Decide the launch.
+
+    ``changed`` are the files that differ from the last launch that reached ready (every file when there is
+    none); ``files_changed`` says this run's tasks wrote files, which only check mode cannot see on disk;
+    ``ready_now`` is whether the unit is active and ready, None while not asked (the plan then says
+    :data:`ASK_READINESS`, and is asked again with it).
+
+    A failed start rolls back only to files that differ: after ``state: restarted`` without a change the
+    files are already the last good ones, and rolling back would restart the same failure.
+    """
+    reported = list(changed)
+    if check_mode and files_changed and not reported:
+        reported = [WOULD_WRITE]
+    on_failure = STOP if not has_last_good else (ROLL_BACK if rollback and changed else LEAVE)
+    if reported:
+        reason: Optional[str] = ", ".join(reported)
+    elif state == "restarted":
+        reason = "restart requested"
+    elif ready_now is None:
+        return LaunchPlan(ASK_READINESS, reported, None, on_failure)
+    elif not ready_now:
+        reason = "not active and ready"
+    else:
+        return LaunchPlan(NOTHING, reported, None, on_failure)
+    return LaunchPlan(WOULD_RESTART if check_mode else RESTART, reported, reason, on_failure)
