@@ -5,7 +5,11 @@ Markdown, its YAML snippet and the SVG say the same thing as the data."""
 from __future__ import annotations
 
 import copy
+import shutil
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 import yaml
@@ -344,3 +348,24 @@ def test_bad_input_names_the_field(candidates, baseline, kwargs, match):
 
 def test_error_is_a_value_error():
     assert issubclass(TuneReportError, ValueError)
+
+
+
+PLAYBOOK = shutil.which("ansible-playbook", path=str(Path(sys.executable).parent)) or shutil.which("ansible-playbook")
+
+
+@pytest.mark.skipif(PLAYBOOK is None, reason="ansible-core is not installed")
+def test_the_filter_takes_values_as_ansible_hands_them_over(ansible_env, tmp_path):
+    """Values from -e JSON arrive as ansible-core's tagged float/str subclasses; the report's YAML must take them."""
+    report = "{{ candidates | gpufleet.sglang.tune_report(baseline=base) }}"
+    play = [{"hosts": "localhost", "gather_facts": False, "vars": {
+        "base": {"args": {"tp_size": 2}, "runs": [50.0, 50.5]},
+        "candidates": [{"name": "fraction", "args": {"mem_fraction_static": "{{ fraction }}"}, "status": "measured",
+                        "runs": [60.0, 60.5]}]},
+        "tasks": [{"name": "Write the report", "ansible.builtin.copy": {
+            "dest": str(tmp_path / "tune.md"), "mode": "0644", "content": "{{ (%s).markdown }}" % report[3:-3]}}]}]
+    (tmp_path / "play.yml").write_text(yaml.safe_dump(play), encoding="utf-8")
+    result = subprocess.run([PLAYBOOK, "-i", "localhost,", "-c", "local", str(tmp_path / "play.yml"), "-e", '{"fraction": 0.99}'],
+                            cwd=tmp_path, env=ansible_env, capture_output=True, text=True, check=False, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "sglang_server_args:\n  tp_size: 2\n  mem_fraction_static: 0.99\n" in (tmp_path / "tune.md").read_text(encoding="utf-8")
