@@ -3,128 +3,79 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filter gpufleet.sglang.nccl_policy: GPU facts in, the NCCL environment and SGLang flag adjustments out.
 
-The rules live in module_utils/nccl_policy.py (pure, unit-tested rule by rule); this file only adapts them to
-Jinja for the gpu_tuning role. A filter rather than a module because the decision needs nothing from the host
-but the gpu_facts result the role already has: it runs on the controller, identically under --check, with no
-round trip. It adds the two things the role needs beside the decision itself: the text of the environment
-file (so its format is tested here, not in a template) and the transport the verification all-reduce must log.
-Documentation: nccl_policy.yml beside this file.
+The rules live in module_utils/gpu/nccl.py (pure, unit-tested rule by rule); which GPUs each SGLang instance's
+tensor-parallel group runs on, the environment file's text and the input checks live in
+plugin_utils/nccl_filter.py. This file only adapts them to Jinja for the gpu_tuning role. A filter rather than a
+module because the decision needs nothing from the host but the gpu_facts result the role already has: it runs on
+the controller, identically under --check, with no round trip. Documentation: nccl_policy.yml beside this file.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable, Dict, List, Optional
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu.topology import is_nvlink, pair_key
 from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu.nccl import decide_nccl_policy
+from ansible_collections.gpufleet.sglang.plugins.plugin_utils.nccl_filter import (
+    HEADER,
+    NcclFilterError,
+    passthrough_option,
+    render_env_file,
+    server_groups,
+    tp_gpus_option,
+)
 
-_ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-# Values systemd's EnvironmentFile= parser takes verbatim; anything else is double-quoted and escaped.
-_PLAIN_VALUE_RE = re.compile(r"^[A-Za-z0-9_.,:/@%+=-]*$")
-# NCCL_P2P_LEVEL values in order of reach (NCCL's src/graph/paths.cc); LOC means no P2P at all.
-_P2P_REACH = {"LOC": 0, "NVL": 1, "PIX": 2, "PXB": 3, "PHB": 4, "NODE": 4, "SYS": 5}
-_LINK_REACH = {"PIX": 2, "PXB": 3, "PHB": 4, "NODE": 4, "SYS": 5}
-_DEFAULT_P2P_LEVEL = "PXB"  # NCCL >= 2.23.4 (nccl-pcie.md, Facts)
-HEADER = ("# Managed by Ansible (gpufleet.sglang.gpu_tuning): edits here are overwritten.",
-          "# NCCL environment for every SGLang unit (EnvironmentFile=), decided from this host's GPU topology by",
-          "# rules R1-R8 of the collection's NCCL-over-PCIe reference. Host-wide /etc/nccl.conf is never used (R8).")
-
-
-def _env_value(key: str, value: Any) -> str:
-    """One value as the environment gets it: booleans as NCCL's 1/0, never a newline."""
-    if isinstance(value, bool):
-        value = "1" if value else "0"
-    text = str(value)
-    if "\n" in text or "\r" in text:
-        raise AnsibleFilterError("nccl_policy: the value of %s contains a line break, which an environment file cannot hold" % key)
-    return text
+__all__ = ["HEADER", "FilterModule", "nccl_policy"]
 
 
-def _quote(value: str) -> str:
-    """Quote a value for systemd's EnvironmentFile= parser only when it needs it."""
-    if _PLAIN_VALUE_RE.match(value):
-        return value
-    return '"%s"' % re.sub(r'([\\"$`])', r"\\\1", value)
-
-
-def render_env_file(policy: Dict[str, Any]) -> str:
-    """The environment file: a header naming the rules that fired and why, then KEY=value lines sorted by key.
-
-    Sorted and free of timestamps so the same decision gives byte-identical content: sglang_server restarts
-    the service when the file's hash changes, so any churn here would mean a needless restart.
-    """
-    fired = []
-    for entry in policy.get("rules", []):
-        if entry["rule"] not in fired:
-            fired.append(entry["rule"])
-    lines = list(HEADER)
-    lines.append("# Rules that fired: %s" % (", ".join(fired) or "none"))
-    for entry in policy.get("rules", []):
-        lines.append("# %s: %s" % (entry["rule"], " ".join(str(entry["why"]).split())))
-    for key in sorted(policy.get("env", {})):
-        lines.append("%s=%s" % (key, _quote(policy["env"][key])))
-    return "\n".join(lines) + "\n"
-
-
-def expected_transport(facts: Dict[str, Any], policy: Dict[str, Any]) -> Optional[str]:
-    """The transport NCCL should log for the TP group (``P2P`` or ``SHM``), or None without inter-GPU traffic.
-
-    NCCL uses P2P for a pair when P2P is not disabled and the pair's path is within the P2P level (the policy's
-    NCCL_P2P_LEVEL, else NCCL's default PXB cutoff); NVLink pairs always qualify. One pair outside is enough for
-    NCCL to route that hop through host memory (SHM), so the group expects P2P only if every pair qualifies.
-    """
-    group = policy.get("tp_gpus") or []
-    if len(group) < 2 or policy.get("errors"):
-        return None
-    env = policy.get("env", {})
-    if env.get("NCCL_P2P_DISABLE") == "1":
-        return "SHM"
-    level = _P2P_REACH.get(str(env.get("NCCL_P2P_LEVEL", _DEFAULT_P2P_LEVEL)).upper(), _P2P_REACH[_DEFAULT_P2P_LEVEL])
-    links = facts.get("links") or {}
-    for pos, i in enumerate(group):
-        for j in group[pos + 1:]:
-            link = links.get(pair_key(i, j))
-            if is_nvlink(link):
-                continue
-            if link is None or _LINK_REACH.get(link, 99) > level:
-                return "SHM"
-    return "P2P"
-
-
-def _tp_gpus(value: Any) -> Optional[List[int]]:
-    if value in (None, "", []):
-        return None
-    if not isinstance(value, (list, tuple)):
-        raise AnsibleFilterError("nccl_policy: tp_gpus must be a list of GPU indexes, not %r" % (value,))
-    try:
-        return [int(i) for i in value]
-    except (TypeError, ValueError) as exc:
-        raise AnsibleFilterError("nccl_policy: tp_gpus must hold GPU indexes (integers), got %r" % (value,)) from exc
+def _groups(facts: Dict[str, Any], tp_gpus: Optional[List[int]], size: Optional[int], servers: Any, extra_args: Any,
+            server_env: Any) -> Dict[str, Any]:
+    """Where the TP group(s) come from: ``tp_gpus``, else ``tp_size``, else the servers' arguments, else all GPUs."""
+    if tp_gpus is not None:
+        return {"groups": None, "sources": {"tp_gpus": "tp_gpus: GPUs %s, given explicitly" % sorted(set(tp_gpus))}}
+    if size:
+        return {"groups": None, "sources": {"tp_size": "tp_size: the first %d GPUs" % size}}
+    if servers is not None and int(facts.get("gpu_count") or 0) > 0:
+        found = server_groups(facts, servers, extra_args, server_env)
+        if found["groups"]:
+            return found
+        if found["errors"]:
+            return dict(found, groups=None, sources={"all GPUs": "all GPUs: every GPU of the host (no instance's TP group could be found)"})
+    return {"groups": None, "sources": {"all GPUs": "all GPUs: every GPU of the host (no server arguments given)"}}
 
 
 def nccl_policy(facts: Any, tp_gpus: Any = None, tp_size: Any = None, strict_acs: bool = False,
-                passthrough_env: Any = None) -> Dict[str, Any]:
-    """``gpu_facts | gpufleet.sglang.nccl_policy(tp_gpus=[0, 1], strict_acs=false, passthrough_env={})``.
+                passthrough_env: Any = None, servers: Any = None, server_extra_args: Any = None,
+                server_env: Any = None) -> Dict[str, Any]:
+    """``gpu_facts | gpufleet.sglang.nccl_policy(servers=[...], strict_acs=false, passthrough_env={})``.
 
-    Returns decide_nccl_policy's result plus ``env_file`` (the file's text) and ``expected_transport``.
-    Passthrough values are stringified here (booleans as 1/0) because everything ends in an environment.
+    Returns decide_nccl_policy's result, each group with its ``source``, plus ``env_file`` (the file's text).
+    Problems finding an instance's group are ``tp-group`` warnings and errors of the result, like the rules' own.
     """
     if not isinstance(facts, dict) or "gpu_count" not in facts:
         raise AnsibleFilterError("nccl_policy: the input must be the gpufleet.sglang.gpu_facts result (a dict with gpu_count, gpus, links)")
-    passthrough = passthrough_env or {}
-    if not isinstance(passthrough, dict):
-        raise AnsibleFilterError("nccl_policy: passthrough_env must be a dict of environment variables")
-    bad = sorted(str(k) for k in passthrough if not _ENV_NAME_RE.match(str(k)))
-    if bad:
-        raise AnsibleFilterError("nccl_policy: passthrough_env has names that are not environment variables: %s" % ", ".join(bad))
-    passthrough = {str(k): _env_value(str(k), v) for k, v in passthrough.items()}
-    size = int(tp_size) if tp_size not in (None, "", 0) else None
-    policy = decide_nccl_policy(facts, _tp_gpus(tp_gpus), tp_size=size, strict_acs=bool(strict_acs), passthrough_env=passthrough)
+    try:
+        passthrough = passthrough_option(passthrough_env)
+        explicit = tp_gpus_option(tp_gpus)
+        size = int(tp_size) if tp_size not in (None, "", 0) else None
+        found = _groups(facts, explicit, size, servers, server_extra_args, server_env)
+    except (NcclFilterError, TypeError, ValueError) as exc:
+        raise AnsibleFilterError("nccl_policy: %s" % exc) from exc
+    policy = decide_nccl_policy(facts, explicit, tp_size=size, groups=found["groups"] or None,
+                                strict_acs=bool(strict_acs), passthrough_env=passthrough)
+    for group in policy["groups"]:
+        group["source"] = found["sources"].get(group["name"], group["name"])
+    warnings, errors = found.get("warnings", []), found.get("errors", [])
+    policy["warnings"][:0] = [msg for _tag, msg in warnings]
+    policy["tagged_warnings"][:0] = ["%s: %s" % tm for tm in warnings]
+    policy["errors"][:0] = [msg for _tag, msg in errors]
+    policy["tagged_errors"][:0] = ["%s: %s" % tm for tm in errors]
+    if errors:
+        policy["expected_transport"] = None
+        for group in policy["groups"]:
+            group["expected_transport"] = None
     policy["env_file"] = render_env_file(policy)
-    policy["expected_transport"] = expected_transport(facts, policy)
     return policy
 
 

@@ -41,3 +41,10 @@ def as_number(value: Any, message: str) -> Any:
         except ValueError:
             raise ValueError(message % (value,)) from None
     return value
+
+
+def expect_mapping(value: Any, message: str) -> Any:
+    """The value when it is a dict; ValueError("<message>, not <type>") otherwise."""
+    if not isinstance(value, dict):
+        raise ValueError("%s, not %s" % (message, type(value).__name__))
+    return value

@@ -11,7 +11,7 @@ import yaml
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.sglang.plugins.filter.failure_summary import FilterModule, failure_summary
+from ansible_collections.gpufleet.sglang.plugins.filter.server import FilterModule, failure_summary
 
 FILTERS = Path(__file__).resolve().parents[4] / "plugins" / "filter"
 GATE = {"failed": True, "msg": "gate", "rolled_back": True, "rollback_ready": True,
@@ -19,7 +19,7 @@ GATE = {"failed": True, "msg": "gate", "rolled_back": True, "rollback_ready": Tr
 
 
 def test_filter_is_registered():
-    assert FilterModule().filters() == {"failure_summary": failure_summary}
+    assert FilterModule().filters()["failure_summary"] is failure_summary
 
 
 def test_a_gate_failure_through_the_filter():

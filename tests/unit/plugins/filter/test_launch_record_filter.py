@@ -12,7 +12,7 @@ import yaml
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.sglang.plugins.filter.launch_record import FilterModule, launch_record
+from ansible_collections.gpufleet.sglang.plugins.filter.server import FilterModule, launch_record
 from ansible_collections.gpufleet.sglang.plugins.plugin_utils.server_launch import launch_record as plain_record
 
 FILTERS = Path(__file__).resolve().parents[4] / "plugins" / "filter"
@@ -21,7 +21,7 @@ WRITTEN = {"/etc/sglang/main.yaml": True, "/etc/sglang/main.env": True}
 
 
 def test_filter_is_registered_and_matches_the_plain_function():
-    assert FilterModule().filters() == {"launch_record": launch_record}
+    assert FilterModule().filters()["launch_record"] is launch_record
     assert launch_record(LAUNCH, "sglang-main.service", 30000, "0.5.23", check_mode=True, written=WRITTEN) == plain_record(
         LAUNCH, "sglang-main.service", 30000, "0.5.23", check_mode=True, written=WRITTEN)
     assert launch_record(LAUNCH, "sglang-main.service", 30000, "0.5.23", check_mode=True, written=WRITTEN)["changed_files"] == list(WRITTEN)

@@ -12,13 +12,13 @@ import yaml
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.sglang.plugins.filter.preflight_facts import FilterModule, preflight_facts
+from ansible_collections.gpufleet.sglang.plugins.filter.server import FilterModule, preflight_facts
 
 FILTERS = Path(__file__).resolve().parents[4] / "plugins" / "filter"
 
 
 def test_filter_is_registered():
-    assert FilterModule().filters() == {"preflight_facts": preflight_facts}
+    assert FilterModule().filters()["preflight_facts"] is preflight_facts
 
 
 def test_facts_through_the_filter():

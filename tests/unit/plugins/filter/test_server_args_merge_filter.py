@@ -12,13 +12,13 @@ import yaml
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.sglang.plugins.filter.server_args_merge import FilterModule, server_args_merge
+from ansible_collections.gpufleet.sglang.plugins.filter.server import FilterModule, server_args_merge
 
 FILTERS = Path(__file__).resolve().parents[4] / "plugins" / "filter"
 
 
 def test_filter_is_registered():
-    assert FilterModule().filters() == {"server_args_merge": server_args_merge}
+    assert FilterModule().filters()["server_args_merge"] is server_args_merge
 
 
 def test_the_precedence_through_the_filter():
@@ -38,3 +38,19 @@ def test_documentation_sidecar_matches_the_signature():
     assert doc["DOCUMENTATION"]["name"] == "server_args_merge"
     assert list(doc["DOCUMENTATION"]["options"]) == ["_input"] + list(inspect.signature(server_args_merge).parameters)[1:]
     assert doc["RETURN"]["_value"]["type"] == "dict"
+
+
+def test_split_secret_args_moves_every_secret_named_option_and_nothing_else():
+    from ansible_collections.gpufleet.sglang.plugins.filter.server import split_secret_args  # pylint: disable=import-outside-toplevel
+    args = {"tp_size": 2, "api_key": "k1", "admin_api_key": "k2", "ssl_keyfile_password": "pw", "ssl_keyfile": "/etc/k.pem",
+            "bucket_time_to_first_token": [0.1]}
+    assert split_secret_args(args) == {
+        "plain": {"tp_size": 2, "ssl_keyfile": "/etc/k.pem", "bucket_time_to_first_token": [0.1]},
+        "secret": {"api_key": "k1", "admin_api_key": "k2", "ssl_keyfile_password": "pw"}}
+
+
+def test_split_secret_args_refuses_a_non_mapping():
+    from ansible.errors import AnsibleFilterError  # pylint: disable=import-outside-toplevel
+    from ansible_collections.gpufleet.sglang.plugins.filter.server import split_secret_args  # pylint: disable=import-outside-toplevel
+    with pytest.raises(AnsibleFilterError, match=r"^split_secret_args: the input is a dict of SGLang options, not list$"):
+        split_secret_args(["api_key"])

@@ -12,13 +12,13 @@ import yaml
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.sglang.plugins.filter.server_instances import FilterModule, server_instances, server_instances_check
+from ansible_collections.gpufleet.sglang.plugins.filter.server import FilterModule, server_instances, server_instances_check
 
 FILTERS = Path(__file__).resolve().parents[4] / "plugins" / "filter"
 
 
 def test_filters_are_registered():
-    assert FilterModule().filters() == {"server_instances": server_instances, "server_instances_check": server_instances_check}
+    assert FilterModule().filters()["server_instances"] is server_instances and FilterModule().filters()["server_instances_check"] is server_instances_check
 
 
 def test_the_single_instance_and_the_list():

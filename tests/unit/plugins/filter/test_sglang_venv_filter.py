@@ -9,13 +9,13 @@ from pathlib import Path
 
 import yaml
 
-from ansible_collections.gpufleet.sglang.plugins.filter.sglang_venv import FilterModule, sglang_venv
+from ansible_collections.gpufleet.sglang.plugins.filter.server import FilterModule, sglang_venv
 
 FILTERS = Path(__file__).resolve().parents[4] / "plugins" / "filter"
 
 
 def test_filter_is_registered_and_gives_the_venv():
-    assert FilterModule().filters() == {"sglang_venv": sglang_venv}
+    assert FilterModule().filters()["sglang_venv"] is sglang_venv
     assert sglang_venv("/opt/sglang", "standin", "0.5.23") == "/opt/sglang/venvs/standin-0.5.23"
     assert sglang_venv("/opt/sglang", "pypi", "0.5.23") == "/opt/sglang/venvs/0.5.23"
 

@@ -7,7 +7,7 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.sglang.plugins.filter.server_summary import FilterModule
+from ansible_collections.gpufleet.sglang.plugins.filter.server import FilterModule
 from ansible_collections.gpufleet.sglang.plugins.plugin_utils.deploy_summary import instance_line, probe_text, server_summary
 
 PROBE = {"levels": [{"concurrency": 4, "decode_tps": {"mean": 40.0}, "ttft_ms": {"p50": 120.0}},
