@@ -350,20 +350,19 @@ def test_error_is_a_value_error():
     assert issubclass(TuneReportError, ValueError)
 
 
-
 PLAYBOOK = shutil.which("ansible-playbook", path=str(Path(sys.executable).parent)) or shutil.which("ansible-playbook")
 
 
 @pytest.mark.skipif(PLAYBOOK is None, reason="ansible-core is not installed")
 def test_the_filter_takes_values_as_ansible_hands_them_over(ansible_env, tmp_path):
     """Values from -e JSON arrive as ansible-core's tagged float/str subclasses; the report's YAML must take them."""
-    report = "{{ candidates | gpufleet.sglang.tune_report(baseline=base) }}"
-    play = [{"hosts": "localhost", "gather_facts": False, "vars": {
-        "base": {"args": {"tp_size": 2}, "runs": [50.0, 50.5]},
-        "candidates": [{"name": "fraction", "args": {"mem_fraction_static": "{{ fraction }}"}, "status": "measured",
-                        "runs": [60.0, 60.5]}]},
-        "tasks": [{"name": "Write the report", "ansible.builtin.copy": {
-            "dest": str(tmp_path / "tune.md"), "mode": "0644", "content": "{{ (%s).markdown }}" % report[3:-3]}}]}]
+    candidates = [{"name": "fraction", "args": {"mem_fraction_static": "{{ fraction }}"}, "status": "measured",
+                   "runs": [60.0, 60.5]}]
+    write = {"dest": str(tmp_path / "tune.md"), "mode": "0644",
+             "content": "{{ (candidates | gpufleet.sglang.tune_report(baseline=base)).markdown }}"}
+    play = [{"hosts": "localhost", "gather_facts": False,
+             "vars": {"base": {"args": {"tp_size": 2}, "runs": [50.0, 50.5]}, "candidates": candidates},
+             "tasks": [{"name": "Write the report", "ansible.builtin.copy": write}]}]
     (tmp_path / "play.yml").write_text(yaml.safe_dump(play), encoding="utf-8")
     result = subprocess.run([PLAYBOOK, "-i", "localhost,", "-c", "local", str(tmp_path / "play.yml"), "-e", '{"fraction": 0.99}'],
                             cwd=tmp_path, env=ansible_env, capture_output=True, text=True, check=False, timeout=120)
