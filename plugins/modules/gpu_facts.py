@@ -21,8 +21,8 @@ description:
     (C(/proc/cmdline), C(/sys/class/iommu)), PCIe bridges with ACS redirect (C(lspci -vvv)) and the CPU vendor.
   - A host without a GPU or without a loaded driver is not an error, it returns RV(gpu_count=0).
   - Read-only. The result is also set as the fact C(gpu_facts).
-  - The facts feed P(gpufleet.sglang.gpu_tuning#role), whose NCCL policy follows rules R1-R8 of the
-    collection's NCCL over PCIe reference.
+  - The facts feed P(gpufleet.sglang.gpu_tuning#role), whose NCCL policy follows the named rules of the
+    collection's NCCL over PCIe reference (C(docs/reference/nccl-pcie.md)).
 author:
   - gpufleet maintainers (@gpufleet)
 options:

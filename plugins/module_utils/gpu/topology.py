@@ -293,7 +293,7 @@ def nvlink_full_mesh(links: Dict[str, str], gpu_count: int, gpus: Optional[List[
 
 def detect_nvswitch(links: Dict[str, str], gpu_count: int, hint: Optional[bool] = None,
                     nvswitch_devices: Optional[List[str]] = None) -> bool:
-    """Decide whether the GPUs talk through NVSwitch chips (which then need nvidia-fabricmanager, R1).
+    """Decide whether the GPUs talk through NVSwitch chips (which then need nvidia-fabricmanager: docs/reference/nccl-pcie.md#nvswitch-and-fabric-manager).
 
     Signals, strongest first: an explicit hint (NVML reporting a switch at the far end of a link, or a
     profile), NVSwitch device nodes on the host (``/dev/nvidia-nvswitch*``, ``/proc/driver/nvidia-nvswitch``),
