@@ -63,6 +63,9 @@ extends_documentation_fragment:
   - gpufleet.sglang.read_only
 seealso:
   - module: gpufleet.sglang.model_cache_hub
+  - plugin: gpufleet.sglang.model_cache
+    plugin_type: role
+    description: Runs this check before the server starts, for every kind of model source.
 """
 
 EXAMPLES = r"""
