@@ -26,6 +26,7 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.yaml_text import C
 
 JSON_TYPES = ("loads", "json_list_type", "parse_cuda_graph_config_arg")
 STRING_TYPES = (None, "str", "nullable_str", "parse_cuda_graph_backend_arg")
+_NUMBER_TYPES = ("int", "float", "human_readable_int")
 
 MAX_INT = 2 ** 63 - 1
 MAX_STRING = 4096  # a path or a name; longer is a mistake (PATH_MAX is 4096 on Linux)
@@ -120,7 +121,11 @@ class ValueChecker:
         if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
             return self._int_range(value)  # out of range whatever the option's type
         kind = self.action.get("type")
-        if kind in ("int",):
+        if kind in _NUMBER_TYPES and isinstance(value, bool):
+            value = self._wrong_type(value, kind)  # YAML's yes/no/on/off: never a number
+        elif kind in ("int", "human_readable_int") and isinstance(value, int):
+            value = self._int_range(value)
+        elif kind == "int":
             value = self._int(value)
         elif kind == "float":
             value = self._float(value)
@@ -157,10 +162,7 @@ class ValueChecker:
         return DROP
 
     def _int(self, value: Any) -> Any:
-        if isinstance(value, bool):
-            return self._wrong_type(value, "int")
-        if isinstance(value, int):
-            return self._int_range(value)
+        """A value for an int option that is not an int already: a float or a numeric string."""
         if isinstance(value, float):
             hint = "Write %d." % value if value.is_integer() else ""
             self._add("error", "invalid_type", "%s: invalid int value: %s" % (self.label, self.show(repr(value))),
@@ -184,8 +186,6 @@ class ValueChecker:
         return value
 
     def _float(self, value: Any) -> Any:
-        if isinstance(value, bool):
-            return self._wrong_type(value, "float")
         number = value
         if isinstance(value, str):
             try:
@@ -209,10 +209,7 @@ class ValueChecker:
         return number
 
     def _human_int(self, value: Any) -> Any:
-        if isinstance(value, bool):
-            return self._wrong_type(value, "human_readable_int")
-        if isinstance(value, int):
-            return self._int_range(value)
+        """A value for a size option (``64Gi``, ``2k``) that is not an int already."""
         if isinstance(value, str) and _HUMAN_INT_RE.match(value):
             return value.strip()
         return self._wrong_type(value, "human_readable_int")
