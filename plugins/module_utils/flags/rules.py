@@ -35,6 +35,8 @@ class Replacement(NamedTuple):
     message: str = ""  # SGLang's own deprecation text, when it prints one
 
 
+_TC_PIECEWISE_GONE = "the torch.compile prefill graph (tc_piecewise) and its compiler option are gone"
+
 # Replacements that the flag tables cannot derive on their own (a value changes meaning, or the
 # replacement has a different shape). Renames that are plain aliases (--nsa-* -> --dsa-*, ...) are
 # derived from the tables' history instead.
@@ -66,12 +68,10 @@ REPLACEMENTS = {
     ),
     "piecewise_cuda_graph_compiler": (
         Replacement("0.5.14", "0.5.21", "cuda_graph_tc_compiler", None, "renamed with the prefill CUDA graph"),
-        Replacement("0.5.22", None, None, None, "the torch.compile prefill graph (tc_piecewise) and its compiler "
-                    "option are gone"),
+        Replacement("0.5.22", None, None, None, _TC_PIECEWISE_GONE),
     ),
     "cuda_graph_tc_compiler": (
-        Replacement("0.5.22", None, None, None, "the torch.compile prefill graph (tc_piecewise) and its compiler "
-                    "option are gone"),
+        Replacement("0.5.22", None, None, None, _TC_PIECEWISE_GONE),
     ),
     "cuda_graph_max_bs": (
         Replacement("0.5.14", None, "cuda_graph_max_bs_decode", None, "CUDA-graph limits are per phase now"),
