@@ -63,9 +63,7 @@ extends_documentation_fragment:
   - gpufleet.sglang.read_only
 seealso:
   - module: gpufleet.sglang.model_cache_hub
-  - plugin: gpufleet.sglang.model_cache
-    plugin_type: role
-    description: Runs this check before the server starts, for every kind of model source.
+    description: Fetches a hub revision and runs the same checks on it.
 """
 
 EXAMPLES = r"""
