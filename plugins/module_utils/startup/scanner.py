@@ -4,12 +4,12 @@
 """Startup-log scanner for SGLang: follow the phases of a start and decide ready / failed / starting.
 
 Why a pure scanner: the launch module follows the unit's journal and must give a verdict within about a
-second of the fatal line, with the whole traceback, a cause label and a concrete hint (design.md, "The launch
-contract"). The state machine that reads a start lives here, away from systemd and HTTP, so it is tested on
-real SGLang logs copied from public issues (``tests/unit/plugins/module_utils/data/startup_logs``). What a
+second of the fatal line, with the whole traceback, a cause label and a concrete hint
+(docs/reference/sglang.md#launch-contract). The state machine that reads a start lives here, away from systemd and
+HTTP, so it is tested on real SGLang logs copied from public issues (``tests/unit/plugins/module_utils/data/startup_logs``). What a
 line is made of lives in :mod:`.lines`, what a failure means (labels, rules, hints) in :mod:`.causes`.
 
-What it knows about SGLang logs (sglang-facts.md sections 1-4, 10):
+What it knows about SGLang logs (docs/reference/sglang.md#startup-log-lines, #fatal-markers-and-exit):
 
 * records look like ``[2026-11-30 09:01:58 TP1] message`` (older: ``[09:01:58 TP1]``); scheduler ranks add
   ``DP<n> PP<n> TP<n> EP<n>`` tags, only for dimensions > 1; continuation lines (tracebacks, multi-line
@@ -43,7 +43,7 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.causes imp
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.lines import (
     LogLine, from_journal, is_systemd_exit, is_systemd_line, parse_line)
 
-# Startup phases in the order SGLang goes through them (sglang-facts.md section 4).
+# Startup phases in the order SGLang goes through them (docs/reference/sglang.md#startup-phases).
 PHASES = (
     "process_started",
     "parallel_init",
