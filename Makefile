@@ -21,6 +21,7 @@ help: ## list the targets
 
 .PHONY: venv
 venv: ## make .venv with the pinned toolchain and make gpufleet.sglang resolvable from this checkout
+	@tools/dev/system-packages venv
 	@tools/dev/bootstrap
 	@mkdir -p $(dir $(COLLECTION_LINK)) && ln -sfn ../../../.. $(COLLECTION_LINK)
 
@@ -35,6 +36,7 @@ lint: venv ## yamllint and ansible-lint (production profile, offline)
 
 .PHONY: sanity
 sanity: venv ## ansible-test sanity from a generated ansible_collections tree
+	@tools/dev/system-packages sanity
 	tools/dev/sanity
 
 .PHONY: units
@@ -47,6 +49,7 @@ molecule: venv lab-rootfs wheelhouse ## every Molecule scenario on lab hosts (SC
 
 .PHONY: lab-rootfs
 lab-rootfs: ## build the cached lab root filesystem (once; again when its recipe changes)
+	@tools/dev/system-packages lab
 	$(LAB) rootfs
 
 .PHONY: wheelhouse
