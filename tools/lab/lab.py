@@ -251,7 +251,7 @@ def enable_nat(state: State) -> None:
     Path("/proc/sys/net/ipv4/ip_forward").write_text("1\n")
     if run(["nft", "list", "table", "ip", NFT_TABLE], check=False, quiet=True).returncode != 0:
         rules = (f"table ip {NFT_TABLE} {{ chain postrouting {{ type nat hook postrouting priority 100 ; "
-                 f"ip saddr {SUBNET} oifname != \"{BRIDGE}\" masquerade ; }} }}")
+                 f"ip saddr {SUBNET} oifname != \"{BRIDGE}\" masquerade ; }} ; }}")  # nft 1.0.6 needs the ; after a chain
         run(["nft", rules])
 
 
