@@ -5,6 +5,8 @@ The hosts get their own names so a developer's running lab is not touched.
 """
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import json
 import os
 import shutil
@@ -30,18 +32,34 @@ def lab(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run([str(LAB), *args], capture_output=True, text=True, timeout=120, check=check)
 
 
+def lab_module():
+    """The lab tool's own names for this instance (GPUFLEET_LAB_INSTANCE): bridge, veth prefix, netns, table, folders."""
+    spec = importlib.util.spec_from_loader("gpufleet_lab_tool", importlib.machinery.SourceFileLoader("gpufleet_lab_tool", str(LAB.with_suffix(".py"))))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def machine_snapshot() -> dict:
-    """Everything the lab may create on the controller, read from the kernel and the filesystem."""
+    """Everything this lab instance may create on the controller, read from the kernel and the filesystem.
+
+    Scoped to the instance's own names, so another instance running beside it (another checkout's tests) is not
+    mistaken for a leak; everything the tool creates carries those names.
+    """
+    tool = lab_module()
+
     def out(*cmd: str) -> str:
         return subprocess.run(cmd, capture_output=True, text=True, check=False).stdout
 
+    links = [line.split()[0].split("@")[0] for line in out("ip", "-br", "link").splitlines()]
+    mounts = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()]
     return {
-        "links": sorted(line.split()[0] for line in out("ip", "-br", "link").splitlines()),
-        "netns": out("ip", "netns", "list"),
-        "mounts": sorted(line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()),
-        "nft": out("nft", "list", "ruleset") if shutil.which("nft") else "",
+        "links": sorted(name for name in links if name == tool.BRIDGE or name.startswith(tool.VETH_PREFIX)),
+        "netns": sorted(line for line in out("ip", "netns", "list").splitlines() if line.startswith(tool.LAB_ID + "-")),
+        "mounts": sorted(m for m in mounts if m.startswith(str(tool.LAB_DIR)) or m in ("/run/netns",)),
+        "nft": out("nft", "list", "table", "ip", tool.NFT_TABLE) if shutil.which("nft") else "",
         "ip_forward": Path("/proc/sys/net/ipv4/ip_forward").read_text(),
-        "cgroups": sorted(str(p) for p in Path("/sys/fs/cgroup").glob("*/gpufleet-lab*")),
+        "cgroups": sorted(str(p) for p in Path("/sys/fs/cgroup").glob("*/" + tool.LAB_ID)),
         "run_netns": Path("/run/netns").exists(),
         "run_nspawn": Path("/run/systemd/nspawn").exists(),
     }

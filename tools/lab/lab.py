@@ -41,11 +41,17 @@ REPO_DIR = TOOL_DIR.parent.parent
 LAB_DIR = Path(os.environ.get("GPUFLEET_LAB_DIR", REPO_DIR / "build" / "lab"))
 SUITE = os.environ.get("GPUFLEET_LAB_SUITE", "bookworm")
 MIRROR = os.environ.get("GPUFLEET_LAB_MIRROR", "http://deb.debian.org/debian")
-SUBNET = ipaddress.ip_network(os.environ.get("GPUFLEET_LAB_SUBNET", "10.213.77.0/24"))
-BRIDGE = os.environ.get("GPUFLEET_LAB_BRIDGE", "gflab0")
-LAB_ID = "gpufleet-lab"  # cgroup folder, nft table and netns prefix all derive from it
-NFT_TABLE = "gpufleet_lab"
-NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,11}$")  # "vl-" + name must fit IFNAMSIZ (15)
+# A second lab on the same machine (another checkout's tests while this one's run): GPUFLEET_LAB_INSTANCE=1..9
+# gives it its own bridge, subnet, netns and veth names, cgroup folder and nft table, so neither touches the other.
+INSTANCE = os.environ.get("GPUFLEET_LAB_INSTANCE", "")
+if INSTANCE and not re.fullmatch(r"[1-9]", INSTANCE):
+    raise SystemExit("lab: GPUFLEET_LAB_INSTANCE must be one digit from 1 to 9, not %r" % INSTANCE)
+SUBNET = ipaddress.ip_network(os.environ.get("GPUFLEET_LAB_SUBNET", "10.213.%d.0/24" % (77 + int(INSTANCE or 0))))
+BRIDGE = os.environ.get("GPUFLEET_LAB_BRIDGE", "gflab" + (INSTANCE or "0"))
+LAB_ID = "gpufleet-lab" + INSTANCE  # cgroup folder, nft table and netns prefix all derive from it
+NFT_TABLE = "gpufleet_lab" + INSTANCE
+VETH_PREFIX = "v%s-" % (INSTANCE or "l")
+NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,11}$")  # VETH_PREFIX (3) + name must fit IFNAMSIZ (15)
 GPU_STANDIN_DIR = REPO_DIR / "tools" / "standins" / "nvidia_smi"
 DEFAULT_GPU_PROFILE = "a6000x2-pcie-phb"
 
@@ -110,7 +116,7 @@ def netns_name(host: str) -> str:
 
 
 def veth_name(host: str) -> str:
-    return f"vl-{host}"
+    return f"{VETH_PREFIX}{host}"
 
 
 def cgroup_dirs(host: str | None = None) -> list[Path]:
@@ -131,13 +137,13 @@ class State:
     """hosts.json under an exclusive lock: which hosts exist, their address, pid and profile."""
 
     def __init__(self) -> None:
-        self.path = LAB_DIR / "hosts.json"
+        self.path = LAB_DIR / ("hosts%s.json" % INSTANCE)
         self.data: dict = {"hosts": {}, "saved": {}}
 
     @contextlib.contextmanager
     def locked(self) -> Iterator["State"]:
         LAB_DIR.mkdir(parents=True, exist_ok=True)
-        with open(LAB_DIR / "lab.lock", "w", encoding="utf-8") as lock:
+        with open(LAB_DIR / ("lab%s.lock" % INSTANCE), "w", encoding="utf-8") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if self.path.exists():
                 self.data = json.loads(self.path.read_text())

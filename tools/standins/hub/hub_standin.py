@@ -43,7 +43,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 STANDIN_NOTICE = "hub-standin: a test stand-in for the Hugging Face Hub download endpoints (not the Hub)"
 LFS_SUFFIXES = (".safetensors", ".bin", ".pt", ".gguf", ".model")  # served as LFS files, as the Hub does
-LAB_SUBNET = os.environ.get("GPUFLEET_LAB_SUBNET", "10.213.77.0/24")
+LAB_SUBNET = os.environ.get("GPUFLEET_LAB_SUBNET", "10.213.%d.0/24" % (77 + int(os.environ.get("GPUFLEET_LAB_INSTANCE") or 0)))
 
 
 # ---------------------------------------------------------------------------------------------------------------
