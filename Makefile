@@ -47,6 +47,10 @@ units: venv lab-rootfs wheelhouse ## pytest: plugins, stand-ins, the lab tool (b
 molecule: venv lab-rootfs wheelhouse ## every Molecule scenario on lab hosts (SCENARIOS="a b" to pick)
 	tools/dev/molecule-run $(SCENARIOS)
 
+.PHONY: mutation
+mutation: venv ## mutation testing, each module against its own tests (MODULES="secrets yaml_text" to pick; not in `make test`)
+	tools/dev/mutation $(MODULES)
+
 .PHONY: lab-rootfs
 lab-rootfs: ## build the cached lab root filesystem (once; again when its recipe changes)
 	@tools/dev/system-packages lab

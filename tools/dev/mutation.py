@@ -1,0 +1,499 @@
+#!/usr/bin/env python3
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.sglang contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Mutation testing of plugins/module_utils and plugins/plugin_utils: each module against its own tests.
+
+Run it through ``make mutation`` (or tools/dev/mutation, which builds the tool's venv), not directly.
+
+Why this shape:
+
+* The mutants come from mutmut 2 (pinned in requirements-mutation.txt): it mutates module-level code too
+  (patterns, word lists, cut-offs), which is most of the secrets policy; mutmut 3 only mutates functions.
+* mutmut 2's own runner writes each mutant into the file and starts a fresh interpreter per mutant. In a
+  working tree that several people share that would hand them mutated modules, and it costs about a second a
+  mutant. Here the mutated source never touches the disk: a forked child serves it from memory under the
+  module's import name (ansible_collections.gpufleet.sglang.plugins...) and runs pytest on the module's own
+  tests (tests/mutation/modules.yml). A test that runs the module in another process (ansible-playbook) does
+  not see the mutant, so such tests cannot kill it; own unit tests import it.
+* Two operators of our own, for modules that name them in modules.yml (``operators``), because mutmut leaves
+  triple-quoted strings and the inside of patterns alone: ``drop_element`` removes one element of a tuple, list
+  or set literal (one pattern of a layered defence, one word of a list: each must be tested on its own), and
+  ``regex_bounds`` moves each ``{N}``/``{N,}``/``{N,M}`` count inside a string literal by one either way (the
+  cut-off of a pattern, tested at the boundary).
+* A mutant is killed when its tests fail, error or time out; it survives when they pass. Mutants listed in
+  tests/mutation/equivalent.yml (reviewed: they cannot change behaviour) are left out of the score, which is
+  killed / (mutants - equivalent). Mutants that do not compile are not mutants and are not counted.
+
+Exit status: 0 when every module reached its minimum score (modules.yml), 1 when one did not, 2 on bad use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import importlib.abc
+import importlib.util
+import json
+import os
+import re
+import select
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+import yaml
+
+import mutmut
+import parso
+
+ROOT = Path(__file__).resolve().parents[2]
+MODULES_FILE = ROOT / "tests/mutation/modules.yml"
+EQUIVALENT_FILE = ROOT / "tests/mutation/equivalent.yml"
+REPORT_DIR = ROOT / "build/mutation"
+SOURCE_DIRS = ("plugins/module_utils", "plugins/plugin_utils")
+PYTEST_ARGS = ["-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--no-header", "-W", "ignore"]
+
+
+@dataclass
+class Mutant:
+    """One mutation of a module: where it is, what the lines become, and what the tests made of it."""
+
+    index: int
+    line: int
+    source: str  # the original line(s), stripped
+    mutation: str  # the mutated line(s), stripped
+    code: str = field(repr=False, default="")
+    status: str = "untested"  # killed, timeout, survived, equivalent, invalid
+    why: str = ""
+
+
+@dataclass
+class Module:
+    """A module under test: its name (as MODULES takes it), file, import name, tests and minimum score."""
+
+    name: str
+    path: Path
+    fqname: str
+    tests: List[str]
+    min_score: float
+    operators: List[str] = field(default_factory=list)
+    mutants: List[Mutant] = field(default_factory=list)
+
+
+def collection_prefix() -> str:
+    """ansible_collections.<namespace>.<name>, from galaxy.yml: the name the tests import modules by."""
+    galaxy = yaml.safe_load((ROOT / "galaxy.yml").read_text(encoding="utf-8"))
+    return "ansible_collections.%s.%s" % (galaxy["namespace"], galaxy["name"])
+
+
+def module_name(path: Path) -> str:
+    """The short name MODULES takes: the path under module_utils/ or plugin_utils/, without .py."""
+    rel = path.relative_to(ROOT).as_posix()
+    for base in SOURCE_DIRS:
+        if rel.startswith(base + "/"):
+            return rel[len(base) + 1:-3]
+    raise ValueError(rel)
+
+
+def modules_on_disk() -> List[Path]:
+    """Every module of the two source folders (package __init__ files hold no code)."""
+    found = []
+    for base in SOURCE_DIRS:
+        found += [p for p in sorted((ROOT / base).rglob("*.py")) if p.name != "__init__.py"]
+    return found
+
+
+def load_modules(wanted: List[str]) -> Tuple[List[Module], List[str]]:
+    """The modules to test (all with tests named in modules.yml when ``wanted`` is empty) and any problems."""
+    config = yaml.safe_load(MODULES_FILE.read_text(encoding="utf-8"))
+    default_min = float(config.get("default_min_score", 85))
+    entries: Dict[str, dict] = config.get("modules") or {}
+    prefix = collection_prefix()
+    by_name = {module_name(p): p for p in modules_on_disk()}
+    problems = []
+    for name in entries:
+        if name not in by_name:
+            problems.append("tests/mutation/modules.yml names %s, which is not a module under %s"
+                            % (name, " or ".join(SOURCE_DIRS)))
+    names = []
+    for item in wanted:
+        item = item.strip().rstrip("/")
+        if item.endswith(".py"):  # a path was given
+            item = module_name((ROOT / item).resolve())
+        item = item.replace(".", "/")
+        if item not in by_name:
+            problems.append("MODULES names %s: no such module under %s (known: %s)"
+                            % (item, " or ".join(SOURCE_DIRS), " ".join(sorted(by_name))))
+        elif item not in entries:
+            problems.append("MODULES names %s, but tests/mutation/modules.yml names no tests for it" % item)
+        else:
+            names.append(item)
+    if not wanted:
+        names = [n for n in sorted(by_name) if n in entries]
+    modules = []
+    for name in names:
+        entry = entries[name] or {}
+        path = by_name[name]
+        rel = path.relative_to(ROOT).with_suffix("").as_posix().replace("/", ".")
+        tests = list(entry.get("tests") or [])
+        missing = [t for t in tests if not (ROOT / t).exists()]
+        if not tests or missing:
+            problems.append("tests/mutation/modules.yml: %s: tests %s" % (name, "missing: " + " ".join(missing)
+                                                                           if missing else "not given"))
+            continue
+        operators = list(entry.get("operators") or [])
+        unknown = sorted(set(operators) - set(EXTRA_OPERATORS))
+        if unknown:
+            problems.append("tests/mutation/modules.yml: %s: unknown operators %s (known: %s)"
+                            % (name, " ".join(unknown), " ".join(sorted(EXTRA_OPERATORS))))
+            continue
+        modules.append(Module(name, path, prefix + "." + rel, tests, float(entry.get("min_score", default_min)),
+                              operators))
+    return modules, problems
+
+
+def changed_lines(original: str, mutated: str) -> Tuple[int, str, str]:
+    """(first changed line number, original lines, mutated lines), each line stripped, joined by newlines."""
+    old, new = original.splitlines(), mutated.splitlines()
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    changes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    if not changes:
+        return (0, "", "")
+    removed = [s.strip() for _, i1, i2, _, _ in changes for s in old[i1:i2]]
+    added = [s.strip() for _, _, _, j1, j2 in changes for s in new[j1:j2]]
+    return (changes[0][1] + 1, "\n".join(removed), "\n".join(added))
+
+
+def _offsets(source: str) -> List[int]:
+    """Offset of the start of each line (1-based line numbers index it directly)."""
+    starts = [0, 0]
+    for line in source.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    return starts
+
+
+def _drop_element(source: str) -> List[str]:
+    """Each mutant that removes one element (and its comma) from a tuple, list or set literal of 2+ elements."""
+    starts = _offsets(source)
+
+    def at(pos: Tuple[int, int]) -> int:
+        return starts[pos[0]] + pos[1]
+
+    out: List[str] = []
+    stack = [parso.parse(source)]
+    while stack:
+        node = stack.pop()
+        children = getattr(node, "children", None)
+        if not children:
+            continue
+        stack.extend(reversed(children))
+        if node.type not in ("testlist_comp", "dictorsetmaker") or node.parent.type != "atom":
+            continue
+        if any(c.type in ("sync_comp_for", "comp_for") or (c.type == "operator" and c.value in (":", "**"))
+               for c in children):
+            continue  # a comprehension or a dict
+        elements = [i for i, c in enumerate(children) if not (c.type == "operator" and c.value == ",")]
+        if len(elements) < 2:
+            continue
+        for n, i in enumerate(elements):
+            if n + 1 < len(elements):  # the element up to the next one
+                begin, end = at(children[i].start_pos), at(children[elements[n + 1]].start_pos)
+            else:  # the last element, from the end of the one before it
+                begin, end = at(children[elements[n - 1]].end_pos), at(children[i].end_pos)
+            out.append(source[:begin] + source[end:])
+    return out
+
+
+_BOUND = re.compile(r"\{(\d+)(,\d*)?\}")
+
+
+def _regex_bounds(source: str) -> List[str]:
+    """Each mutant that moves one {N}, {N,} or {N,M} count inside a string literal by one, up and down."""
+    starts = _offsets(source)
+    out: List[str] = []
+    stack = [parso.parse(source)]
+    while stack:
+        node = stack.pop()
+        if hasattr(node, "children"):
+            stack.extend(reversed(node.children))
+            continue
+        if node.type != "string":
+            continue
+        base = starts[node.start_pos[0]] + node.start_pos[1]
+        for match in _BOUND.finditer(node.value):
+            number = int(match.group(1))
+            for new in (number + 1, number - 1):
+                if new >= 0:
+                    begin, end = base + match.start(1), base + match.end(1)
+                    out.append(source[:begin] + str(new) + source[end:])
+    return out
+
+
+EXTRA_OPERATORS = {"drop_element": _drop_element, "regex_bounds": _regex_bounds}
+
+
+def enumerate_mutants(module: Module) -> None:
+    """Fill module.mutants with every mutmut 2 mutation of the module's source, then our operators' ones."""
+    source = module.path.read_text(encoding="utf-8")
+    filename = str(module.path)
+    ids = mutmut.list_mutations(mutmut.Context(source=source, filename=filename))
+    codes = []
+    for mutation_id in ids:
+        codes.append(mutmut.mutate(mutmut.Context(source=source, mutation_id=mutation_id, filename=filename))[0])
+    for operator in module.operators:
+        codes += EXTRA_OPERATORS[operator](source)
+    for number, code in enumerate(codes):
+        line, old, new = changed_lines(source, code)
+        mutant = Mutant(number, line, old, new, code)
+        try:
+            compile(code, filename, "exec")
+        except SyntaxError:
+            mutant.status = "invalid"
+        module.mutants.append(mutant)
+
+
+def load_equivalents() -> List[dict]:
+    """The reviewed list of equivalent mutants (file, line, mutation, why)."""
+    if not EQUIVALENT_FILE.exists():
+        return []
+    data = yaml.safe_load(EQUIVALENT_FILE.read_text(encoding="utf-8")) or []
+    for entry in data:
+        for key in ("file", "line", "mutation", "why"):
+            if key not in entry or entry[key] is None or (key != "mutation" and entry[key] == ""):
+                raise SystemExit("tests/mutation/equivalent.yml: an entry lacks %r: %r" % (key, entry))
+    return data
+
+
+def mark_equivalents(module: Module, equivalents: List[dict]) -> List[str]:
+    """Mark the listed equivalents of this module; returns warnings for entries that match no mutant.
+
+    An entry matches a mutant of the same file whose mutated line(s) read exactly ``mutation`` (stripped);
+    ``line`` picks among several such mutants and is reported when it has moved.
+    """
+    rel = module.path.relative_to(ROOT).as_posix()
+    warnings = []
+    for entry in (e for e in equivalents if e["file"] == rel):
+        want = "\n".join(s.strip() for s in str(entry["mutation"]).strip().splitlines())
+        source = "\n".join(s.strip() for s in str(entry.get("source", "")).strip().splitlines())
+        candidates = [m for m in module.mutants if m.mutation == want and m.status == "untested"
+                      and (not source or m.source == source)]
+        if not candidates:
+            warnings.append("equivalent.yml: %s:%s no mutant reads %r (stale entry: remove or update it)"
+                            % (rel, entry["line"], want))
+            continue
+        best = min(candidates, key=lambda m: abs(m.line - int(entry["line"])))
+        best.status, best.why = "equivalent", str(entry["why"]).strip()
+        if best.line != int(entry["line"]):
+            warnings.append("equivalent.yml: %s:%s has moved to line %d" % (rel, entry["line"], best.line))
+    return warnings
+
+
+class _ServeMutant(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves one module's mutated source under its import name, so nothing is written to disk."""
+
+    def __init__(self, fqname: str, filename: str, code: str):
+        self.fqname, self.filename, self.code = fqname, filename, code
+
+    def find_spec(self, fullname, path=None, target=None):  # noqa: D102 (importlib protocol)
+        if fullname != self.fqname:
+            return None
+        spec = importlib.util.spec_from_loader(fullname, self, origin=self.filename)
+        spec.has_location = True
+        return spec
+
+    def create_module(self, spec):  # noqa: D102 (importlib protocol)
+        return None
+
+    def exec_module(self, module):  # noqa: D102 (importlib protocol)
+        module.__file__ = self.filename
+        exec(compile(self.code, self.filename, "exec"), module.__dict__)  # noqa: S102 (that is the point)
+
+
+def _child(module: Module, code: Optional[str], report_fd: Optional[int]) -> None:
+    """In a forked child: serve the mutant (if any), run the module's tests quietly, exit with pytest's code."""
+    try:
+        import pytest
+
+        if code is not None:
+            sys.meta_path.insert(0, _ServeMutant(module.fqname, str(module.path), code))
+        sys.dont_write_bytecode = True
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        rc = int(pytest.main(PYTEST_ARGS + module.tests))
+        if report_fd is not None:
+            third_party = sorted(n for n, m in list(sys.modules.items())
+                                 if not n.startswith("ansible_collections") and _outside_tree(m))
+            os.write(report_fd, json.dumps(third_party).encode())
+            os.close(report_fd)
+        os._exit(rc)
+    except BaseException:  # noqa: B036 (anything escaping here must not run the parent's code)
+        os._exit(99)
+
+
+def _outside_tree(module) -> bool:
+    """Modules not loaded from this checkout (the standard library, pytest, ansible-core...)."""
+    filename = getattr(module, "__file__", None) or ""
+    return not filename.startswith(str(ROOT) + os.sep) or "/site-packages/" in filename
+
+
+def warm_up(names: List[str]) -> None:
+    """Import in the parent what the tests import from outside the checkout, so each fork starts warm."""
+    for name in names:
+        if name in sys.modules or name == "__main__":
+            continue
+        try:
+            importlib.import_module(name)
+        except BaseException:  # noqa: B036 (a module that will not import here is simply not warmed)
+            pass
+
+
+def baseline(module: Module) -> Tuple[int, float, List[str]]:
+    """Run the unmutated tests once: (pytest's code, seconds, modules imported from outside the checkout)."""
+    read_fd, write_fd = os.pipe()
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_fd)
+        _child(module, None, write_fd)
+    os.close(write_fd)
+    chunks = []
+    while True:
+        chunk = os.read(read_fd, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(read_fd)
+    _, status = os.waitpid(pid, 0)
+    seconds = time.monotonic() - start
+    names = json.loads(b"".join(chunks).decode() or "[]")
+    return os.waitstatus_to_exitcode(status), seconds, names
+
+
+def run_mutants(module: Module, timeout: float, jobs: int) -> None:
+    """Test every untested mutant, ``jobs`` forks at a time; a run past ``timeout`` seconds is killed."""
+    pending = [m for m in module.mutants if m.status == "untested"]
+    running: Dict[int, Tuple[Mutant, float]] = {}
+    while pending or running:
+        while pending and len(running) < jobs:
+            mutant = pending.pop(0)
+            pid = os.fork()
+            if pid == 0:
+                _child(module, mutant.code, None)
+            running[pid] = (mutant, time.monotonic())
+        pid, status = os.waitpid(-1, os.WNOHANG)
+        if pid == 0:
+            now = time.monotonic()
+            for other, (mutant, started) in list(running.items()):
+                if now - started > timeout:
+                    os.kill(other, 9)
+                    os.waitpid(other, 0)
+                    mutant.status = "timeout"
+                    del running[other]
+            select.select([], [], [], 0.005)
+            continue
+        if pid not in running:
+            continue
+        mutant, _ = running.pop(pid)
+        code = os.waitstatus_to_exitcode(status)
+        if code == 0:
+            mutant.status = "survived"
+        elif code in (4, 5, 99):
+            raise SystemExit("mutation: %s: pytest could not run its tests (exit %d) on mutant %d at line %d"
+                             % (module.name, code, code, mutant.line))
+        else:
+            mutant.status = "killed"  # tests failed (1), collection broke (2), or the process crashed
+
+
+def score(module: Module) -> Dict[str, float]:
+    """Counts and the score (killed, timeouts included, over mutants less equivalents)."""
+    counted = [m for m in module.mutants if m.status != "invalid"]
+    killed = sum(m.status in ("killed", "timeout") for m in counted)
+    equivalent = sum(m.status == "equivalent" for m in counted)
+    survived = sum(m.status == "survived" for m in counted)
+    total = len(counted)
+    base = total - equivalent
+    return {"mutants": total, "killed": killed, "timeouts": sum(m.status == "timeout" for m in counted),
+            "equivalent": equivalent, "survived": survived,
+            "score": round(100.0 * killed / base, 1) if base else 100.0}
+
+
+def print_survivors(module: Module) -> None:
+    """Each survivor as file:line with its original and mutated line(s)."""
+    rel = module.path.relative_to(ROOT).as_posix()
+    for mutant in (m for m in module.mutants if m.status == "survived"):
+        print("  survived %s:%d" % (rel, mutant.line))
+        for line in mutant.source.splitlines() or [""]:
+            print("    - " + line)
+        for line in mutant.mutation.splitlines() or ["(nothing: the line(s) above are removed)"]:
+            print("    + " + line)
+
+
+def main(argv: List[str]) -> int:
+    """Parse MODULES and options, test each module, print the survivors and a table of scores."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("modules", nargs="*", help="module names (secrets, model_cache/verify, server_launch...);"
+                        " none: every module tests/mutation/modules.yml names tests for")
+    parser.add_argument("--jobs", type=int, default=int(os.environ.get("MUTATION_JOBS", "1")),
+                        help="mutants tested at once (default 1, or MUTATION_JOBS)")
+    parser.add_argument("--list", action="store_true", help="list the modules and their tests, run nothing")
+    args = parser.parse_args(argv)
+    modules, problems = load_modules([m for a in args.modules for m in a.split()])
+    for problem in problems:
+        print("mutation: " + problem, file=sys.stderr)
+    if problems and args.modules:
+        return 2
+    if args.list:
+        for module in modules:
+            print("%-28s %s" % (module.name, " ".join(module.tests)))
+        return 0
+    equivalents = load_equivalents()
+    REPORT_DIR.mkdir(parents=True, exist_ok=True)
+    rows, failed, warnings = [], [], []
+    for module in modules:
+        enumerate_mutants(module)
+        warnings += mark_equivalents(module, equivalents)
+        rc, seconds, names = baseline(module)
+        if rc != 0:
+            print("mutation: %s: its tests fail without any mutant (pytest exit %d): fix them first: %s"
+                  % (module.name, rc, " ".join(module.tests)), file=sys.stderr)
+            failed.append(module.name)
+            continue
+        warm_up(names)
+        started = time.monotonic()
+        run_mutants(module, timeout=max(10.0, 10 * seconds), jobs=max(1, args.jobs))
+        figures = score(module)
+        figures["seconds"] = round(time.monotonic() - started, 1)
+        print("%s: %d mutants, %d killed (%d by timeout), %d equivalent, %d survived: %.1f%% (minimum %g%%) in %.0f s"
+              % (module.name, figures["mutants"], figures["killed"], figures["timeouts"], figures["equivalent"],
+                 figures["survived"], figures["score"], module.min_score, figures["seconds"]), flush=True)
+        print_survivors(module)
+        sys.stdout.flush()
+        if figures["score"] < module.min_score:
+            failed.append(module.name)
+        rows.append((module, figures))
+        (REPORT_DIR / ("%s.json" % module.name.replace("/", "."))).write_text(json.dumps({
+            "module": module.name, "file": module.path.relative_to(ROOT).as_posix(), "tests": module.tests,
+            "min_score": module.min_score, **figures,
+            "mutants": [{"line": m.line, "source": m.source, "mutation": m.mutation, "status": m.status,
+                         **({"why": m.why} if m.why else {})} for m in module.mutants],
+        }, indent=1) + "\n", encoding="utf-8")
+    for warning in warnings:
+        print("mutation: " + warning, file=sys.stderr)
+    print()
+    print("| module | mutants | killed | equivalent | survived | score | minimum |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for module, f in rows:
+        print("| %s | %d | %d | %d | %d | %.1f%% | %g%% |" % (module.name, f["mutants"], f["killed"], f["equivalent"],
+                                                          f["survived"], f["score"], module.min_score))
+    if failed:
+        print("mutation: below the minimum or not run: " + " ".join(failed))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
