@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufleet.sglang contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpufleet.sglang.decode_ceiling: the batch-1 decode ceiling of a model on a GPU box.
+"""Filter gpufleet.sglang.decode_ceiling: the batch-1 decode bound of a model on a GPU box and the expected figure.
 
 The model lives in module_utils/gpu/ceiling.py (shared with the sglang_probe module); this file only adapts
 it to Jinja. Documentation: decode_ceiling.yml beside this file.
@@ -18,7 +18,8 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu.ceiling import
 from ansible_collections.gpufleet.sglang.plugins.plugin_utils.filter_adapter import as_number, filter_errors
 
 _KEYWORDS = ("gpu", "tp", "link", "pcie_gen", "pcie_width", "accept_length", "bandwidth_gbs", "gpu_facts", "p2p", "params_b",
-             "active_params_b", "dtype", "bytes_per_param", "num_layers", "hidden_size", "allreduce_latency_us", "achievable_fraction")
+             "active_params_b", "dtype", "bytes_per_param", "num_layers", "hidden_size", "allreduce_latency_us", "achievable_fraction",
+             "cuda_graphs", "custom_allreduce", "torch_compile", "speculative", "sustained_fraction", "server_args")
 
 
 @filter_errors("decode_ceiling", CeilingError, ValueError)

@@ -18,8 +18,10 @@ description:
     throughput, and the speculative accept length of this run, with the definitions of SGLang's own benchmark
     (C(sglang.benchmark.serving)); percentiles interpolate linearly, as numpy does.
   - Prompts come from a shipped set of realistic coding prompts of three lengths, or from the user.
-  - Given O(ceiling), reports the batch-1 decode ceiling of the hardware (see the P(gpufleet.sglang.decode_ceiling#filter)
-    filter), the efficiency measured / ceiling and a plain verdict.
+  - Given O(ceiling), reports the expected batch-1 decode figure of the hardware with its band and the bound no
+    server beats (see the P(gpufleet.sglang.decode_ceiling#filter) filter), the efficiency measured / expected and a
+    plain verdict. The server's own flags (C(/server_info) - CUDA graphs, custom all-reduce, torch.compile, speculative
+    settings) and this run's accept length go into the expectation.
   - Gates (O(min_decode_tps), O(max_ttft_ms), regression against O(baseline)) fail the task with the figures that
     missed; any failed request also fails it. The results are returned either way.
   - Runs on the SGLang host (probing 127.0.0.1) or delegated to the controller. Standard library only.
@@ -47,6 +49,15 @@ options:
     type: str
     default: completions
     choices: [completions, chat, generate]
+  connection:
+    description:
+      - V(keep-alive) keeps one connection per in-flight request slot, opened before each level, so TTFT leaves
+        the TCP connect out. V(per-request) opens a new connection for every request inside its clock, as
+        C(sglang.benchmark.serving) does, so TTFT includes the connect and matches the bench's.
+      - Either way the connect time is reported on its own (C(connect_ms) of each level) and the report names the mode.
+    type: str
+    default: keep-alive
+    choices: [keep-alive, per-request]
   concurrency:
     description: Concurrency levels to sweep, in order (requests in flight at once).
     type: list
@@ -136,9 +147,11 @@ options:
         filter (rescaled to this run's accept length), or its inputs - C(model_config) (a config.json dict) or
         C(model_config_path) (on the host where the module runs) or C(params_b)/C(active_params_b), and C(gpu),
         C(bandwidth_gbs), C(gpu_facts), C(tp), C(link), C(pcie_gen), C(pcie_width), C(p2p), C(dtype),
-        C(bytes_per_param), C(accept_length), C(allreduce_latency_us), C(achievable_fraction).
-      - Without a model, the server's C(model_path)/config.json is read when it is a local directory; TP defaults
-        to the server's C(tp_size) and the accept length to the one measured.
+        C(bytes_per_param), C(accept_length), C(allreduce_latency_us), C(achievable_fraction), C(cuda_graphs),
+        C(custom_allreduce), C(torch_compile), C(speculative), C(sustained_fraction).
+      - Without a model, the server's C(model_path)/config.json is read when it is a local directory; TP, CUDA
+        graphs, custom all-reduce, torch.compile and the speculative settings default to the server's, and the
+        accept length to the one measured.
     type: dict
   report_path:
     description:
@@ -211,6 +224,11 @@ endpoint:
   returned: success
   type: str
   sample: completions
+connection:
+  description: The connection mode used, V(keep-alive) or V(per-request).
+  returned: success
+  type: str
+  sample: keep-alive
 model:
   description: The model name sent (or the server's model path).
   returned: success
@@ -255,7 +273,12 @@ levels:
       description: Completed requests / duration_s.
       type: float
     ttft_ms:
-      description: Time to the first chunk with text.
+      description: Time to the first chunk with text (with V(per-request) connections, the connect included).
+      type: dict
+    connect_ms:
+      description:
+        - TCP (and TLS) connect time - per request with V(per-request), once per connection before the level with
+          V(keep-alive) - or null.
       type: dict
     itl_ms:
       description: Gaps between text chunks, pooled over requests.
@@ -296,7 +319,9 @@ accept_length_source:
   returned: success
   type: str
 ceiling:
-  description: The batch-1 decode ceiling (see the decode_ceiling filter for its fields), or null without O(ceiling).
+  description:
+    - The batch-1 decode bound and, in C(expected), the expected figure with its band (see the decode_ceiling filter
+      for the fields), at this run's accept length; null without O(ceiling).
   returned: success
   type: dict
 ceiling_error:
@@ -304,17 +329,22 @@ ceiling_error:
   returned: success
   type: str
 efficiency:
-  description: Measured mean decode tokens/s at the gate level / the ceiling's tokens/s.
+  description: Measured mean decode tokens/s at the gate level / the expected tokens/s (null without an expectation).
   returned: success
   type: float
   sample: 0.965
+efficiency_of_bound:
+  description: Measured mean decode tokens/s at the gate level / the bound's tokens/s.
+  returned: success
+  type: float
+  sample: 0.62
 verdict:
-  description: A plain sentence on what would make decode faster.
+  description: A plain sentence on what the figure means against the expectation and the bound, and what would make decode faster.
   returned: success
   type: str
   sample: >-
-    within 10% of the memory-bandwidth ceiling (97%): more flags will not help; faster decode needs
-    quantisation, better speculative acceptance or NVLink
+    96% of the expected 53.4 tok/s (band 60-135%; memory-bandwidth bound 83.6 tok/s): as expected for this
+    hardware; more flags will not help much; faster decode needs quantisation, better speculative acceptance or NVLink
 gates:
   description: Every gate check (C(gate), C(concurrency), C(metric), C(measured), C(limit), C(passed), C(text)), C(passed), C(missed) and C(message).
   returned: success
@@ -355,8 +385,12 @@ def summary(results: dict) -> str:
     best = max(levels, key=lambda lv: lv.get("output_throughput") or 0)
     decode = (first.get("decode_tps") or {}).get("mean")
     text = "decode %s tok/s per request at concurrency %s" % ("%.2f" % decode if decode else "n/a", first.get("concurrency"))
-    if results.get("efficiency") is not None and results.get("ceiling"):
-        text += " (%.0f%% of the %.1f tok/s ceiling)" % (results["efficiency"] * 100, results["ceiling"]["tokens_per_s"])
+    ceiling = results.get("ceiling") or {}
+    expected = (ceiling.get("expected") or {}).get("tokens_per_s")
+    if results.get("efficiency") is not None and expected:
+        text += " (%.0f%% of the expected %.1f tok/s; bound %.1f)" % (results["efficiency"] * 100, expected, ceiling["tokens_per_s"])
+    elif results.get("efficiency_of_bound") is not None and ceiling:
+        text += " (%.0f%% of the %.1f tok/s bound)" % (results["efficiency_of_bound"] * 100, ceiling["tokens_per_s"])
     text += "; output %.1f tok/s at concurrency %s" % (best.get("output_throughput") or 0, best.get("concurrency"))
     return text
 
@@ -368,8 +402,8 @@ def main() -> None:
     params = module.params
     if module.check_mode:
         module.exit_json(changed=False, skipped=True,
-                         msg="check mode: would probe %s (%s) at concurrency %s" % (
-                             params["base_url"], params["endpoint"], ", ".join(str(c) for c in params["concurrency"])))
+                         msg="check mode: would probe %s (%s, %s connections) at concurrency %s" % (
+                             params["base_url"], params["endpoint"], params["connection"], ", ".join(str(c) for c in params["concurrency"])))
     try:
         results, failure = probe_and_gate(params)
     except ProbeError as exc:

@@ -6,7 +6,8 @@
 Why a function and not a Jinja template: the summary is the first thing an operator reads after a play, and it
 must say the same thing the same way in ``deploy.yml``, ``rollout.yml`` and ``tune.yml``: what runs, whether it
 was restarted and why, how fast it reached ready, what the probe measured and how that compares with the ceiling
-the hardware allows. Missing pieces (no probe configured, a check-mode run) are said, not left blank.
+the hardware allows: the expected figure with its band, the bound no server beats, and the efficiency against the
+expectation. Missing pieces (no probe configured, a check-mode run) are said, not left blank.
 
 Runs on the controller (filter ``gpufleet.sglang.server_summary``); standard library only.
 """
@@ -55,9 +56,15 @@ def probe_text(probe: Optional[Dict[str, Any]], measured: Optional[str] = None) 
     efficiency = _num(probe.get("efficiency"))
     if ceiling and _num(ceiling.get("tokens_per_s")) is not None:
         bound = str(ceiling.get("bound") or "").replace("_", " ")
-        text += "; ceiling %.1f tok/s%s" % (float(ceiling["tokens_per_s"]), " (%s bound)" % bound if bound else "")
+        expected = ceiling.get("expected") if isinstance(ceiling.get("expected"), dict) else {}
+        if _num(expected.get("tokens_per_s")) is not None:
+            text += "; expected %.1f tok/s (band %.1f-%.1f)" % (float(expected["tokens_per_s"]), float(expected.get("low") or 0.0),
+                                                               float(expected.get("high") or 0.0))
+        text += "; bound %.1f tok/s%s" % (float(ceiling["tokens_per_s"]), " (%s)" % bound if bound else "")
         if efficiency is not None:
-            text += ", efficiency %.0f%%" % (efficiency * 100.0)
+            text += ", efficiency %.0f%% of expected" % (efficiency * 100.0)
+        elif _num(probe.get("efficiency_of_bound")) is not None:
+            text += ", %.0f%% of the bound (no expectation without an accept length)" % (float(probe["efficiency_of_bound"]) * 100.0)
     else:
         text += "; no ceiling (give the probe a ceiling: gpu, link, model)"
     return text

@@ -78,6 +78,9 @@ def test_wheel_contains_tables_and_profiles(tmp_path):
     shutil.copytree(ROOT / "tools" / "standins" / "sglang", tree / "tools" / "standins" / "sglang", symlinks=True,
                     ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     shutil.copytree(ROOT / "data" / "sglang_flags", tree / "data" / "sglang_flags")
+    (tree / "plugins" / "module_utils" / "gpu").mkdir(parents=True)
+    for name in ("ceiling.py", "specs.py"):  # the decode model the stand-in paces by (physics/ symlinks)
+        shutil.copy(ROOT / "plugins" / "module_utils" / "gpu" / name, tree / "plugins" / "module_utils" / "gpu" / name)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
                     str(tmp_path / "dist"), str(tree / "tools" / "standins" / "sglang")], check=True, timeout=120)
     wheel = next((tmp_path / "dist").glob("sglang_standin-*.whl"))
@@ -85,6 +88,7 @@ def test_wheel_contains_tables_and_profiles(tmp_path):
     tables = sorted(n.rsplit("/", 1)[1] for n in names if n.startswith("sglang/_standin/flag_tables/"))
     assert tables == sorted(p.name for p in (ROOT / "data" / "sglang_flags").glob("*.json"))
     assert "sglang/_standin/profiles/a6000x2-27b-nextn.json" in names
+    assert "sglang/_standin/physics/ceiling.py" in names and "sglang/_standin/physics/specs.py" in names
     assert "sglang/srt/server_args.py" in names and "sglang/launch_server.py" in names
     entry = next(n for n in names if n.endswith("entry_points.txt"))
     assert "sglang = sglang.cli.main:main" in zipfile.ZipFile(wheel).read(entry).decode()  # pylint: disable=consider-using-with

@@ -36,11 +36,21 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu.specs import (
+    DRAFT_EXTEND_PASSES,
+    DRAFT_PASS_US,
+    EAGER_ALLREDUCE_FACTOR,
+    EXPECTATION_BANDS,
+    LAYER_OVERHEAD_US,
+    MOE_LAYER_US,
+    OVERHEAD_SOURCES,
+    STEP_OVERHEAD_US,
+    TORCH_COMPILE_LAYER_FACTOR,
     allreduce_bus_gbs,
     allreduce_impl,
     allreduce_latency_us as table_allreduce_latency_us,
     find_gpu,
     link_kind,
+    sustained_fraction as table_sustained_fraction,
 )
 
 DTYPE_BYTES = {
@@ -179,7 +189,9 @@ def count_params(config: Dict[str, Any]) -> Dict[str, Any]:
     Returns ``layers``, ``hidden_size``, ``vocab_size``, ``tied``, ``moe``, ``total_params``, ``active_params``
     (counted the way model cards count them: embedding and LM head included), ``read_layer_params`` (decoder-layer
     weights read per step: quantisable) and ``read_head_params`` (the LM head, kept at the checkpoint dtype by
-    quantisers; an untied input embedding is one row per token and is not read whole).
+    quantisers; an untied input embedding is one row per token and is not read whole). For MoE also
+    ``moe_layers``, ``expert_params`` (one routed expert) and ``routed_active_params`` (the routed experts one
+    token reads, all layers): a verify pass over several draft tokens reads more distinct experts than that.
     """
     cfg = text_config(config)
     hidden = int(_first(cfg, "hidden_size", "d_model", "n_embd") or 0)
@@ -195,7 +207,7 @@ def count_params(config: Dict[str, Any]) -> Dict[str, Any]:
     full_attn = _attention_params(cfg, hidden)
     linear_attn = _linear_attention_params(cfg, hidden) if cfg.get("linear_num_value_heads") else 0
     types = _layer_types(cfg, layers)
-    total_layer = active_layer = 0
+    total_layer = active_layer = routed_active = moe_layers = per_expert = 0
     for i in range(layers):
         attn = linear_attn if types[i] == "linear" and linear_attn else full_attn
         if moe_flags[i]:
@@ -204,6 +216,8 @@ def count_params(config: Dict[str, Any]) -> Dict[str, Any]:
             router = hidden * moe["experts"]
             total_layer += attn + moe["experts"] * per_expert + shared + router
             active_layer += attn + moe["top_k"] * per_expert + shared + router
+            routed_active += moe["top_k"] * per_expert
+            moe_layers += 1
         else:
             if not dense_inter:
                 raise CeilingError("config has no intermediate_size")
@@ -220,6 +234,9 @@ def count_params(config: Dict[str, Any]) -> Dict[str, Any]:
         "experts": moe.get("experts", 0),
         "experts_per_token": moe.get("top_k", 0),
         "linear_attention_layers": sum(1 for t in types if t == "linear") if linear_attn else 0,
+        "moe_layers": moe_layers,
+        "expert_params": per_expert,
+        "routed_active_params": routed_active,
         "total_params": total_layer + embed + (0 if tied else embed),
         "active_params": active_layer + embed + (0 if tied else embed),
         "read_layer_params": active_layer,
@@ -342,18 +359,129 @@ def facts_inputs(gpu_facts: Dict[str, Any], tp: int) -> Dict[str, Any]:
     return found
 
 
+def _truthy(value: Any) -> bool:
+    """A flag value as SGLang's argparse would take it (``"false"``, ``"0"``, ``""`` and None are off)."""
+    if isinstance(value, str):
+        return value.strip().lower() not in ("", "0", "false", "no", "off", "none", "disabled")
+    return bool(value)
+
+
+def speculative_settings(spec: Any) -> Optional[Dict[str, Any]]:
+    """Normalised speculative settings (algorithm, steps, top-k, draft tokens, draft shape); None when off.
+
+    Takes SGLang's own resolution where it matters for cost: NEXTN is EAGLE; no steps given means SGLang's
+    automatic (3, 1, 4); with top-k 1 the draft tokens are steps + 1 (docs/reference/sglang.md#speculative-decoding).
+    """
+    if not spec:
+        return None
+    if isinstance(spec, str):
+        spec = {"algorithm": spec}
+    if not isinstance(spec, dict):
+        raise CeilingError("speculative must be a dict (algorithm, num_steps, eagle_topk, num_draft_tokens) or an algorithm name, "
+                           "got %r" % (spec,))
+    algorithm = str(spec.get("algorithm") or "").strip().upper()
+    if algorithm in ("", "NONE", "FALSE", "NULL"):
+        return None
+    if algorithm == "NEXTN":
+        algorithm = "EAGLE"
+    steps = int(_num(spec.get("num_steps")) or 0)
+    topk = int(_num(spec.get("eagle_topk")) or 1)
+    draft = int(_num(spec.get("num_draft_tokens")) or 0)
+    notes = []
+    if steps <= 0 and algorithm != "NGRAM":
+        steps, topk, draft = 3, 1, 4
+        notes.append("speculative steps not given: SGLang's automatic choice, 3 steps, top-k 1, 4 draft tokens")
+    if topk < 1 or steps < 0:
+        raise CeilingError("speculative eagle_topk must be >= 1 and num_steps >= 0 (got %r, %r)" % (topk, steps))
+    if algorithm != "NGRAM" and (topk == 1 or draft <= 0):
+        draft = steps + 1
+    if draft < 2:
+        raise CeilingError("speculative num_draft_tokens must be >= 2 (got %r)" % draft)
+    max_accept = float(draft if algorithm == "NGRAM" else steps + 1)
+    out = {"algorithm": algorithm, "num_steps": steps, "eagle_topk": topk, "num_draft_tokens": draft, "max_accept_length": max_accept,
+           "draft_layers": int(_num(spec.get("draft_layers")) or 1), "draft_vocab": _num(spec.get("draft_vocab")),
+           "draft_params_b": _num(spec.get("draft_params_b")), "notes": notes}
+    if algorithm == "STANDALONE" and not out["draft_params_b"]:
+        raise CeilingError("speculative algorithm STANDALONE needs draft_params_b (the draft model's parameters in billions)")
+    return out
+
+
+def server_args_inputs(args: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    """The model inputs that an SGLang server's (resolved) arguments decide: TP, CUDA graphs, custom all-reduce,
+    torch.compile and speculative decoding.
+
+    Why one function: the probe reads these from ``/server_info`` and the SGLang stand-in from its own parsed
+    arguments, so the expectation the verdict uses and the pace the rehearsal keeps follow the same flags.
+    """
+    if not isinstance(args, dict):
+        return {}
+    out: Dict[str, Any] = {}
+    if _num(args.get("tp_size")):
+        out["tp"] = int(_num(args.get("tp_size")) or 1)
+    if _truthy(args.get("disable_cuda_graph")):
+        out["cuda_graphs"] = False
+    if _truthy(args.get("disable_custom_all_reduce")):
+        out["custom_allreduce"] = False
+    if _truthy(args.get("enable_torch_compile")):
+        out["torch_compile"] = True
+    if args.get("speculative_algorithm"):
+        out["speculative"] = {"algorithm": args.get("speculative_algorithm"), "num_steps": args.get("speculative_num_steps"),
+                              "eagle_topk": args.get("speculative_eagle_topk"),
+                              "num_draft_tokens": args.get("speculative_num_draft_tokens")}
+    return out
+
+
+def distinct_experts(experts: int, top_k: int, tokens: int) -> float:
+    """Expected number of distinct routed experts ``tokens`` tokens read in one MoE layer (uniform routing).
+
+    Why: a verify pass over k draft tokens is one forward, but each token picks its own experts; with 256
+    experts and top-8, four tokens read about 30 experts, not 8, so MoE speculation pays more bytes per step.
+    """
+    if experts <= 0 or top_k <= 0:
+        return float(top_k)
+    return experts * (1.0 - (1.0 - float(top_k) / experts) ** max(int(tokens), 1))
+
+
+def band_class_of(spec: Any, graphs: bool, moe: bool, tp: int) -> str:
+    """Which band of specs.EXPECTATION_BANDS an expectation carries: speculative, eager, moe, dense_tp or dense."""
+    if spec:
+        return "speculative"
+    if not graphs:
+        return "eager"
+    if moe:
+        return "moe"
+    return "dense_tp" if int(tp or 1) > 2 else "dense"
+
+
+def _bound_text(bound: str) -> str:
+    return "the all-reduce latency bound" if bound == "allreduce_latency" else "the memory-bandwidth bound"
+
+
 def decode_ceiling(model: Any = None, gpu: Optional[str] = None, tp: int = 1, link: Optional[str] = None,
-                   pcie_gen: Optional[int] = None, pcie_width: Optional[int] = None, accept_length: Any = 1.0,
+                   pcie_gen: Optional[int] = None, pcie_width: Optional[int] = None, accept_length: Any = None,
                    bandwidth_gbs: Any = None, gpu_facts: Optional[Dict[str, Any]] = None, p2p: Optional[bool] = None,
                    params_b: Any = None, active_params_b: Any = None, dtype: Optional[str] = None,
                    bytes_per_param: Any = None, num_layers: Any = None, hidden_size: Any = None,
-                   allreduce_latency_us: Any = None, achievable_fraction: Any = 1.0) -> Dict[str, Any]:
-    """The batch-1 decode ceiling (see the module docstring for the formula) with its breakdown.
+                   allreduce_latency_us: Any = None, achievable_fraction: Any = 1.0, cuda_graphs: Any = True,
+                   custom_allreduce: Any = None, torch_compile: Any = False, speculative: Any = None,
+                   sustained_fraction: Any = None, server_args: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """The batch-1 decode bound and the expected figure with its band (the module docstring has the formulas).
 
     ``model`` is a config.json dict (or a number: total parameters in billions). Explicit arguments win over
-    what the config or ``gpu_facts`` say. Raises CeilingError with the missing input named.
+    what the config, ``gpu_facts`` or ``server_args`` say. Raises CeilingError with the missing input named.
     """
     # pylint: disable=too-many-arguments,too-many-positional-arguments,too-many-locals,too-many-branches,too-many-statements
+    from_server = server_args_inputs(server_args)
+    if tp in (None, "", 1) and from_server.get("tp"):
+        tp = from_server["tp"]
+    if cuda_graphs is True and "cuda_graphs" in from_server:
+        cuda_graphs = from_server["cuda_graphs"]
+    if custom_allreduce is None and "custom_allreduce" in from_server:
+        custom_allreduce = from_server["custom_allreduce"]
+    if not torch_compile and from_server.get("torch_compile"):
+        torch_compile = True
+    if not speculative and from_server.get("speculative"):
+        speculative = from_server["speculative"]
     notes: List[str] = []
     tp = int(tp or 1)
     if tp < 1:
@@ -365,6 +493,10 @@ def decode_ceiling(model: Any = None, gpu: Optional[str] = None, tp: int = 1, li
     pcie_width = pcie_width or facts.get("pcie_width")
     if p2p is None:
         p2p = facts.get("p2p")
+    graphs = _truthy(cuda_graphs)
+    spec = speculative_settings(speculative)
+    if spec:
+        notes.extend(spec.pop("notes"))
 
     # --- weights ---
     config: Dict[str, Any] = {}
@@ -398,18 +530,26 @@ def decode_ceiling(model: Any = None, gpu: Optional[str] = None, tp: int = 1, li
                 notes.append("no dtype given or in the config: assumed bf16 (2 bytes per parameter)")
     if head_bytes_pp is None:
         head_bytes_pp = layer_bpp
+    if not layer_bpp or layer_bpp <= 0:
+        raise CeilingError("bytes_per_param must be positive")
 
     if params_b is not None or active_params_b is not None:
         total = _num(params_b)
         active = _num(active_params_b) if active_params_b is not None else total
         if active is None or active <= 0:
             raise CeilingError("params_b (or active_params_b) must be a positive number of billions")
-        counts = {"total_params": int((total or active) * 1e9), "active_params": int(active * 1e9), "moe": active_params_b is not None,
-                  "read_layer_params": int(active * 1e9), "read_head_params": 0,
-                  "layers": int(_num(num_layers) or _num(_first(cfg, "num_hidden_layers")) or 0),
-                  "hidden_size": int(_num(hidden_size) or _num(_first(cfg, "hidden_size")) or 0)}
+        layers_given = int(_num(num_layers) or _num(_first(cfg, "num_hidden_layers")) or 0)
+        moe = active_params_b is not None
+        counts = {"total_params": int((total or active) * 1e9), "active_params": int(active * 1e9), "moe": moe,
+                  "read_layer_params": int(active * 1e9), "read_head_params": 0, "layers": layers_given,
+                  "hidden_size": int(_num(hidden_size) or _num(_first(cfg, "hidden_size")) or 0),
+                  "moe_layers": layers_given if moe else 0, "expert_params": 0, "routed_active_params": 0, "experts": 0,
+                  "experts_per_token": 0, "vocab_size": 0}
         weight_bytes = active * 1e9 * layer_bpp
         notes.append("explicit parameter count: every active parameter is taken as read once per step")
+        if moe:
+            notes.append("MoE given by parameter count: every layer taken as an MoE layer, and the extra experts a "
+                         "verify pass reads are not modelled")
     elif cfg:
         counts = count_params(config)
         if num_layers:
@@ -419,15 +559,17 @@ def decode_ceiling(model: Any = None, gpu: Optional[str] = None, tp: int = 1, li
         weight_bytes = counts["read_layer_params"] * layer_bpp + counts["read_head_params"] * head_bytes_pp
     else:
         raise CeilingError("no model: pass a config.json dict, or params_b (and active_params_b for MoE)")
+    layers = int(counts.get("layers") or 0)
+    hidden = int(counts.get("hidden_size") or 0)
 
     # --- GPU bandwidth ---
-    spec = find_gpu(gpu) if gpu else None
+    gpu_spec = find_gpu(gpu) if gpu else None
     if bandwidth_gbs is not None:
         bandwidth = _num(bandwidth_gbs)
         bw_source = "given"
-    elif spec is not None:
-        bandwidth = spec.bandwidth_gbs
-        bw_source = spec.source
+    elif gpu_spec is not None:
+        bandwidth = gpu_spec.bandwidth_gbs
+        bw_source = gpu_spec.source
     elif gpu:
         raise CeilingError("GPU %r is not in the bandwidth table: pass bandwidth_gbs" % gpu)
     else:
@@ -437,73 +579,226 @@ def decode_ceiling(model: Any = None, gpu: Optional[str] = None, tp: int = 1, li
     fraction = _num(achievable_fraction) or 1.0
     if not 0 < fraction <= 1.0:
         raise CeilingError("achievable_fraction must be in (0, 1]")
-    weight_s = weight_bytes / (tp * bandwidth * 1e9 * fraction)
+    if sustained_fraction is not None:
+        sustained, sustained_source = _num(sustained_fraction), "given"
+    else:
+        sustained, sustained_source = table_sustained_fraction(gpu_spec.key if gpu_spec else None)
+    if not sustained or not 0 < sustained <= 1.0:
+        raise CeilingError("sustained_fraction must be in (0, 1]")
+    per_gpu_bw = tp * bandwidth * 1e9
+    weight_s = weight_bytes / (per_gpu_bw * fraction)
 
     # --- interconnect ---
     kind = impl = None
     ar_latency = ar_count = ar_bytes = bus = 0.0
+    ar_expected = 0.0
     ar_source = None
     if tp > 1:
         kind = link_kind(link)
         if kind is None:
             if link:
-                raise CeilingError("unknown link %r: NV#, PIX, PXB, PHB, NODE, SYS, nvlink or pcie" % link)
+                raise CeilingError("unknown link %r: NV#, PIX, PXB, PHB, NODE, SYS, nvlink, pcie or network" % link)
             kind = "pcie_host_bridge"
             notes.append("link unknown: assumed PCIe through the host bridge (PHB)")
         if p2p is None:
-            p2p = spec.p2p if spec is not None else True
+            p2p = gpu_spec.p2p if gpu_spec is not None else True
         impl = allreduce_impl(kind, tp, bool(p2p))
+        if custom_allreduce is not None and not _truthy(custom_allreduce):
+            impl = "nccl"
         if allreduce_latency_us is not None:
             ar_latency, ar_source = _num(allreduce_latency_us), "given"
+            ar_expected = ar_latency if graphs else ar_latency * EAGER_ALLREDUCE_FACTOR
         else:
             ar_latency, ar_source = table_allreduce_latency_us(kind, impl)
-        layers = counts.get("layers") or 0
-        hidden = counts.get("hidden_size") or 0
+            ar_expected = table_allreduce_latency_us(kind, impl, graphs)[0]
         if not layers or not hidden:
             raise CeilingError("TP %d needs num_layers and hidden_size for the all-reduce term (or a config.json)" % tp)
         ar_count = 2 * layers + EXTRA_COLLECTIVES
         ar_bytes = hidden * 2.0
         bus = allreduce_bus_gbs(kind, pcie_gen, pcie_width)
-    ar_each_s = (ar_latency * 1e-6 + ar_bytes * 2.0 * (tp - 1) / tp / (bus * 1e9)) if tp > 1 else 0.0
-    allreduce_s = ar_count * ar_each_s
+    ar_wire_s = (ar_bytes * 2.0 * (tp - 1) / tp / (bus * 1e9)) if tp > 1 else 0.0
+    allreduce_s = ar_count * (ar_latency * 1e-6 + ar_wire_s) if tp > 1 else 0.0
 
-    accept = _num(accept_length) or 1.0
-    if accept < 1.0:
-        raise CeilingError("accept_length counts the bonus token, so it is >= 1.0 (got %g)" % accept)
+    accept_given = _num(accept_length)
+    if accept_given is not None and accept_given < 1.0:
+        raise CeilingError("accept_length counts the bonus token, so it is >= 1.0 (got %g)" % accept_given)
+    if spec and accept_given and accept_given > spec["max_accept_length"] + 1e-9:
+        raise CeilingError("accept_length %g is more than %d speculative steps can give (%g)"
+                           % (accept_given, spec["num_steps"], spec["max_accept_length"]))
+    if spec:
+        accept_bound = accept_given or spec["max_accept_length"]
+        if accept_given is None:
+            notes.append("speculative decoding without a measured accept length: the bound is taken at the most the drafts "
+                         "can give (%g tokens per step); the expectation needs the accept length" % spec["max_accept_length"])
+    else:
+        accept_bound = accept_given or 1.0
     step_s = weight_s + allreduce_s
     bound = "memory_bandwidth" if weight_s >= allreduce_s else "allreduce_latency"
+    expected = _expectation(counts, weight_bytes, layer_bpp, head_bytes_pp, per_gpu_bw * sustained, tp, graphs,
+                            _truthy(torch_compile), ar_count, ar_expected * 1e-6 + ar_wire_s, spec, accept_given)
+    expected["inputs"].update({"sustained_fraction": sustained, "sustained_source": sustained_source,
+                               "allreduce_latency_us": ar_expected if tp > 1 else None})
     return {
-        "tokens_per_s": round(accept / step_s, 2),
+        "tokens_per_s": round(accept_bound / step_s, 2),
         "tokens_per_s_no_spec": round(1.0 / step_s, 2),
-        "accept_length": accept,
+        "accept_length": accept_bound,
+        "accept_length_measured": accept_given is not None,
         "per_step_ms": {"weights": round(weight_s * 1e3, 4), "allreduce": round(allreduce_s * 1e3, 4), "total": round(step_s * 1e3, 4)},
-        "per_token_ms": {"weights": round(weight_s * 1e3 / accept, 4), "allreduce": round(allreduce_s * 1e3 / accept, 4),
-                         "total": round(step_s * 1e3 / accept, 4)},
+        "per_token_ms": {"weights": round(weight_s * 1e3 / accept_bound, 4), "allreduce": round(allreduce_s * 1e3 / accept_bound, 4),
+                         "total": round(step_s * 1e3 / accept_bound, 4)},
         "bound": bound,
         "weights_share": round(weight_s / step_s, 4),
+        "expected": expected,
         "inputs": {
-            "gpu": gpu, "gpu_matched": spec.name if spec else None, "bandwidth_gbs": bandwidth, "bandwidth_source": bw_source,
+            "gpu": gpu, "gpu_matched": gpu_spec.name if gpu_spec else None, "bandwidth_gbs": bandwidth, "bandwidth_source": bw_source,
             "achievable_fraction": fraction, "tp": tp, "link": link, "link_kind": kind, "pcie_gen": pcie_gen, "pcie_width": pcie_width,
             "p2p": p2p if tp > 1 else None, "allreduce_impl": impl, "allreduce_latency_us": ar_latency if tp > 1 else None,
             "allreduce_source": ar_source, "allreduces_per_step": int(ar_count), "allreduce_bus_gbs": bus if tp > 1 else None,
             "weight_format": quant_label, "bytes_per_param": layer_bpp, "weight_bytes_per_step": int(weight_bytes),
             "weight_bytes_per_gpu": int(weight_bytes / tp), "total_params": counts.get("total_params"),
-            "active_params": counts.get("active_params"), "moe": counts.get("moe"), "num_layers": counts.get("layers") or None,
-            "hidden_size": counts.get("hidden_size") or None,
+            "active_params": counts.get("active_params"), "moe": counts.get("moe"), "num_layers": layers or None,
+            "hidden_size": hidden or None, "cuda_graphs": graphs, "torch_compile": _truthy(torch_compile),
+            "speculative": spec,
         },
         "notes": notes,
     }
 
 
-def with_accept_length(ceiling: Dict[str, Any], accept_length: Any) -> Dict[str, Any]:
-    """A computed ceiling re-scaled to another accept length (the target-forward breakdown does not change).
+def _draft_bytes(spec: Dict[str, Any], counts: Dict[str, Any], layer_bpp: float, head_bpp: float) -> Tuple[float, bool, Optional[str]]:
+    """Bytes one draft pass reads, whether its layers are MoE, and a note when the shape had to be assumed.
 
-    Why: the filter runs before the probe, usually with accept length 1; the probe then knows the run's real
-    accept length and can give the speculative ceiling without the model's inputs.
+    MTP / NEXTN / EAGLE heads are ``draft_layers`` decoder layers of the target's shape plus an LM head (the
+    target's vocabulary unless ``draft_vocab`` says otherwise: EAGLE-3 heads often have a smaller one); a
+    STANDALONE draft is its own model (``draft_params_b``); NGRAM drafts from a host-side lookup and reads nothing.
     """
-    accept = _num(accept_length) or 1.0
-    if accept < 1.0:
-        raise CeilingError("accept_length counts the bonus token, so it is >= 1.0 (got %g)" % accept)
+    algorithm = spec["algorithm"]
+    if algorithm == "NGRAM":
+        return 0.0, False, None
+    if algorithm == "STANDALONE":
+        return float(spec["draft_params_b"]) * 1e9 * layer_bpp, False, None
+    layers = int(counts.get("layers") or 0)
+    mean_layer = float(counts.get("read_layer_params") or 0) / layers if layers else 0.0
+    note = None
+    hidden = int(counts.get("hidden_size") or 0)
+    vocab = spec.get("draft_vocab") or counts.get("vocab_size")
+    if vocab and hidden:
+        head = float(vocab) * hidden * head_bpp
+    else:
+        head = 0.0
+        note = "draft LM head not counted (no vocabulary size: give a config.json)"
+    if not mean_layer:
+        note = "draft layer size unknown (no layer count): only the LM head is counted"
+    return spec["draft_layers"] * mean_layer * layer_bpp + head, bool(counts.get("moe")), note
+
+
+def _expectation(counts: Dict[str, Any], weight_bytes: float, layer_bpp: float, head_bpp: float, sustained_bw: float, tp: int,
+                 graphs: bool, compiled: bool, ar_count: float, ar_each_s: float, spec: Optional[Dict[str, Any]],
+                 accept: Optional[float]) -> Dict[str, Any]:
+    """The expected batch-1 decode figure: what a step really costs, term by term (specs.py has each constant)."""
+    # pylint: disable=too-many-arguments,too-many-positional-arguments,too-many-locals
+    layers = int(counts.get("layers") or 0)
+    moe_layers = int(counts.get("moe_layers") or 0)
+    mode = "graphs" if graphs else "eager"
+    compile_factor = TORCH_COMPILE_LAYER_FACTOR if compiled else 1.0
+    layer_us = LAYER_OVERHEAD_US[mode] * compile_factor
+    moe_us = MOE_LAYER_US[mode] * compile_factor
+    weights_s = weight_bytes / sustained_bw
+    overhead_s = (STEP_OVERHEAD_US + layers * layer_us) * 1e-6
+    moe_s = moe_layers * moe_us * 1e-6
+    allreduce_s = ar_count * ar_each_s
+    target_s = weights_s + overhead_s + moe_s + allreduce_s
+    routed_s = float(counts.get("routed_active_params") or 0) * layer_bpp / sustained_bw
+    notes: List[str] = []
+    if not layers:
+        notes.append("no layer count: the per-layer overhead is left out, so the expectation is optimistic")
+    # The draft pass is priced for the configured drafts, or for SGLang's default (one target-shaped MTP/EAGLE
+    # layer and the LM head), so a later accept length can be priced without the model's inputs.
+    draft_spec = spec or speculative_settings({"algorithm": "EAGLE"})
+    draft_spec.pop("notes", None)
+    draft_bytes, draft_moe, note = _draft_bytes(draft_spec, counts, layer_bpp, head_bpp)
+    if note and spec:
+        notes.append(note)
+    draft_s = 0.0
+    if draft_spec["algorithm"] != "NGRAM":
+        draft_layers = draft_spec["draft_layers"]
+        draft_ar = (2 * draft_layers + 1) * ar_each_s if tp > 1 else 0.0
+        draft_s = (draft_bytes / sustained_bw + draft_ar
+                   + (DRAFT_PASS_US + draft_layers * (layer_us + (moe_us if draft_moe else 0.0))) * 1e-6)
+    components = {"target_ms": round(target_s * 1e3, 4), "routed_expert_ms": round(routed_s * 1e3, 4),
+                  "experts": int(counts.get("experts") or 0), "experts_per_token": int(counts.get("experts_per_token") or 0),
+                  "draft_pass_ms": round(draft_s * 1e3, 4)}
+    result = speculative_expectation(components, spec, accept)
+    band_class = band_class_of(spec, graphs, bool(counts.get("moe")), tp)
+    low, high = EXPECTATION_BANDS[band_class]
+    tps = result["tokens_per_s"]
+    result.update({
+        "band": [low, high], "band_class": band_class,
+        "low": round(tps * low, 2) if tps else None, "high": round(tps * high, 2) if tps else None,
+        "per_step_ms": {"weights": round(weights_s * 1e3, 4), "overhead": round(overhead_s * 1e3, 4), "moe": round(moe_s * 1e3, 4),
+                        "allreduce": round(allreduce_s * 1e3, 4), "total": round(target_s * 1e3, 4)},
+        "components": components,
+        "inputs": {"cuda_graphs": graphs, "torch_compile": compiled, "step_overhead_us": STEP_OVERHEAD_US, "layer_overhead_us": layer_us,
+                   "moe_layer_us": moe_us if moe_layers else None, "moe_layers": moe_layers, "sources": OVERHEAD_SOURCES},
+        "notes": notes,
+    })
+    return result
+
+
+def speculative_expectation(components: Dict[str, Any], spec: Optional[Dict[str, Any]], accept: Optional[float]) -> Dict[str, Any]:
+    """Expected tokens/s from a target forward's cost, and with speculation from one verify cycle's.
+
+    A cycle is one verify pass (the target over ``num_draft_tokens`` tokens: the same weights, but for MoE the
+    distinct experts of all those tokens) plus ``num_steps`` draft passes and the draft extend; it yields
+    ``accept_length`` tokens. So speculation pays only above the break-even accept length, cycle / target step.
+    Without an accept length there is no expected figure for a speculative server, only that break-even.
+    """
+    target_ms = float(components["target_ms"])
+    out: Dict[str, Any] = {"tokens_per_s_no_spec": round(1e3 / target_ms, 2), "accept_length": None, "speculative": None}
+    if not spec:
+        out["tokens_per_s"] = out["tokens_per_s_no_spec"]
+        return out
+    k = int(spec["num_draft_tokens"])
+    experts, top_k = int(components.get("experts") or 0), int(components.get("experts_per_token") or 0)
+    routed = float(components.get("routed_expert_ms") or 0.0)
+    extra = routed * (distinct_experts(experts, top_k, k) / top_k - 1.0) if experts and top_k else 0.0
+    verify_ms = target_ms + extra
+    passes = 0 if spec["algorithm"] == "NGRAM" else spec["num_steps"] + DRAFT_EXTEND_PASSES
+    draft_ms = float(components.get("draft_pass_ms") or 0.0)
+    cycle_ms = verify_ms + passes * draft_ms
+    out["speculative"] = {"algorithm": spec["algorithm"], "num_steps": spec["num_steps"], "eagle_topk": spec["eagle_topk"],
+                          "num_draft_tokens": k, "verify_ms": round(verify_ms, 4), "draft_pass_ms": round(draft_ms, 4),
+                          "draft_passes": passes, "cycle_ms": round(cycle_ms, 4),
+                          "break_even_accept_length": round(cycle_ms / target_ms, 3),
+                          "max_accept_length": spec["max_accept_length"]}
+    out["accept_length"] = accept
+    out["tokens_per_s"] = round(accept * 1e3 / cycle_ms, 2) if accept else None
+    return out
+
+
+def with_accept_length(ceiling: Dict[str, Any], accept_length: Any, speculative: Any = None) -> Dict[str, Any]:
+    """A computed ceiling at a measured accept length (None: not measured) and, when given, the server's
+    speculative settings.
+
+    Why: the filter runs before the probe, usually without an accept length; the probe then knows the run's
+    accept length and the server's speculative settings, and gives the bound and the expectation for them
+    without the model's inputs. The target forward's breakdown does not change.
+    """
+    measured = _num(accept_length)
+    if measured is not None and measured < 1.0:
+        raise CeilingError("accept_length counts the bonus token, so it is >= 1.0 (got %g)" % measured)
+    spec = speculative_settings(speculative) if speculative else (ceiling.get("inputs") or {}).get("speculative")
+    notes = list(((ceiling.get("expected") or {}).get("notes")) or [])
+    if not spec and measured and measured > 1.0:
+        spec = speculative_settings({"algorithm": "EAGLE"})
+        notes.append("accept length without the server's speculative settings: SGLang's automatic 3 steps assumed")
+    if spec:
+        spec = dict(spec)
+        spec.pop("notes", None)
+        if measured and measured > spec["max_accept_length"] + 1e-9:
+            raise CeilingError("accept_length %g is more than %d speculative steps can give (%g)"
+                               % (measured, spec["num_steps"], spec["max_accept_length"]))
+    # Without a measured accept length a speculative server is bounded at the most its drafts can give.
+    accept = measured or (spec["max_accept_length"] if spec else 1.0)
     step = dict(ceiling.get("per_step_ms") or {})
     total_ms = float(step.get("total") or 0.0)
     if total_ms <= 0:
@@ -514,44 +809,76 @@ def with_accept_length(ceiling: Dict[str, Any], accept_length: Any) -> Dict[str,
         step = {"total": round(total_ms, 4)}
     out = dict(ceiling)
     out["accept_length"] = accept
+    out["accept_length_measured"] = measured is not None
     out["tokens_per_s"] = round(accept * 1e3 / total_ms, 2)
     out["tokens_per_s_no_spec"] = round(1e3 / total_ms, 2)
     out["per_token_ms"] = {k: round(float(v) / accept, 4) for k, v in step.items()}
+    if spec:
+        out["inputs"] = dict(out.get("inputs") or {}, speculative=spec)
+    expected = ceiling.get("expected")
+    if not isinstance(expected, dict) or not isinstance(expected.get("components"), dict):
+        return out
+    new = dict(expected)
+    new.update(speculative_expectation(expected["components"], spec, measured if spec else None))
+    band_class = "speculative" if spec else expected.get("band_class", "dense")
+    low, high = EXPECTATION_BANDS[band_class]
+    tps = new.get("tokens_per_s")
+    new.update({"band": [low, high], "band_class": band_class, "notes": notes,
+                "low": round(tps * low, 2) if tps else None, "high": round(tps * high, 2) if tps else None})
+    out["expected"] = new
     return out
 
 
 def efficiency_verdict(measured_tps: Optional[float], ceiling: Optional[Dict[str, Any]]) -> Dict[str, Any]:
-    """Efficiency = measured / ceiling, and a plain sentence on what would make decode faster.
+    """Efficiency = measured / expected, and a plain sentence on what would make decode faster.
 
-    Why a sentence: the operator's question is "will more flags help?"; near the ceiling the answer is no,
-    and what does help depends on which bound dominates (bytes per token, or all-reduce latency).
+    Why the expectation and not the bound: no server reaches the bound (sustained bandwidth is below the
+    datasheet, and every step has fixed costs), and with speculation the bound x accept length over-promises by
+    the drafts' own cost; "well below what the hardware allows" must mean below what such a box really reaches.
+    The bound stays in the sentence: a figure above it means the inputs are wrong.
     """
     if not measured_tps or not ceiling or not ceiling.get("tokens_per_s"):
-        return {"efficiency": None, "verdict": None}
-    eff = measured_tps / float(ceiling["tokens_per_s"])
+        return {"efficiency": None, "efficiency_of_bound": None, "verdict": None}
+    bound_tps = float(ceiling["tokens_per_s"])
+    of_bound = measured_tps / bound_tps
     inputs = ceiling.get("inputs") or {}
+    expected = ceiling.get("expected") if isinstance(ceiling.get("expected"), dict) else {}
     pcie = str(inputs.get("link_kind") or "").startswith("pcie")
+    bound_text = _bound_text(str(ceiling.get("bound")))
     if ceiling.get("bound") == "allreduce_latency":
-        bound_text = "the all-reduce latency ceiling"
         remedy = "faster decode needs fewer GPUs per replica (lower TP), %s" % ("NVLink" if pcie else "a lower-latency all-reduce")
     else:
-        bound_text = "the memory-bandwidth ceiling"
         extras = ["quantisation", "better speculative acceptance"]
         extras.append("NVLink" if pcie and (inputs.get("tp") or 1) > 1 else "a GPU with more memory bandwidth")
         remedy = "faster decode needs " + ", ".join(extras[:-1]) + " or " + extras[-1]
+    if of_bound > ABOVE_CEILING:
+        verdict = ("%.0f%% of %s (%.1f tok/s), above it: check the ceiling's inputs (parameter count, dtype or "
+                   "quantisation, GPU bandwidth, accept length)" % (of_bound * 100.0, bound_text, bound_tps))
+        return {"efficiency": round(measured_tps / expected["tokens_per_s"], 4) if expected.get("tokens_per_s") else None,
+                "efficiency_of_bound": round(of_bound, 4), "verdict": verdict}
+    exp_tps = expected.get("tokens_per_s")
+    spec = expected.get("speculative")
+    if not exp_tps:
+        text = "%.0f%% of %s (%.1f tok/s)" % (of_bound * 100.0, bound_text, bound_tps)
+        if spec:
+            text += ("; speculative decoding without a measured accept length: no expected figure (speculation pays above "
+                     "an accept length of %.2f on this box)" % spec["break_even_accept_length"])
+        return {"efficiency": None, "efficiency_of_bound": round(of_bound, 4), "verdict": text}
+    eff = measured_tps / float(exp_tps)
+    low, high = (expected.get("band") or [NEAR_CEILING, 1.0])[:2]
     pct = eff * 100.0
-    if eff > ABOVE_CEILING:
-        verdict = ("%.0f%% of %s, above it: check the ceiling's inputs (parameter count, dtype or quantisation, GPU "
-                   "bandwidth, accept length)" % (pct, bound_text))
-    elif eff >= AT_CEILING:
-        verdict = "within 10%% of %s (%.0f%%): more flags will not help; %s" % (bound_text, pct, remedy)
-    elif eff >= NEAR_CEILING:
-        verdict = ("%.0f%% of %s: a little headroom; look at CUDA graphs, the all-reduce path and GPU clocks before "
-                   "flags; beyond that %s" % (pct, bound_text, remedy))
-        if (_num(ceiling.get("accept_length")) or 1.0) > 1.0:
-            verdict += " (with speculation part of the gap is the draft model's own work, which the ceiling leaves out)"
+    where = "%.0f%% of the expected %.1f tok/s (band %.0f-%.0f%%; %s %.1f tok/s)" % (pct, exp_tps, low * 100, high * 100,
+                                                                                    bound_text.replace("the ", ""), bound_tps)
+    if eff > high:
+        verdict = ("%s: faster than this model of the box expects, still under the bound; more flags will not help "
+                   "much; %s" % (where, remedy))
+    elif eff >= low:
+        verdict = "%s: as expected for this hardware; more flags will not help much; %s" % (where, remedy)
     else:
-        verdict = ("%.0f%% of %s: well below what the hardware allows; check the launch flags (CUDA graphs on, custom "
-                   "all-reduce, attention backend), NCCL P2P settings, power and clocks, and that the probe ran alone"
-                   % (pct, bound_text))
-    return {"efficiency": round(eff, 4), "verdict": verdict}
+        verdict = ("%s: below what this hardware normally reaches; check the launch flags (CUDA graphs on, custom "
+                   "all-reduce, attention backend), NCCL P2P settings, power and clocks, and that the probe ran alone" % where)
+    if spec and expected.get("accept_length"):
+        gain = float(exp_tps) / float(expected["tokens_per_s_no_spec"])
+        verdict += ("; speculation at accept length %.2f buys %.2fx over none (break-even %.2f)"
+                    % (float(expected["accept_length"]), gain, spec["break_even_accept_length"]))
+    return {"efficiency": round(eff, 4), "efficiency_of_bound": round(of_bound, 4), "verdict": verdict}

@@ -203,13 +203,15 @@ ALLREDUCE_SOURCES = {
 PCIE_GEN4_X16_GBS = {"pcie_switch": 26.0, "pcie_host_bridge": 21.0, "pcie_cross_socket": 10.0}
 PCIE_GEN_FACTOR = {1: 0.125, 2: 0.25, 3: 0.5, 4: 1.0, 5: 2.0, 6: 4.0}
 NVLINK_BUS_GBS = 200.0
+NETWORK_BUS_GBS = 25.0  # one 200 Gb/s NIC per GPU
 
 
 def link_kind(link: Optional[str]) -> Optional[str]:
-    """``nvlink``, ``pcie_switch``, ``pcie_host_bridge``, ``pcie_cross_socket``; None when unknown.
+    """``nvlink``, ``pcie_switch``, ``pcie_host_bridge``, ``pcie_cross_socket``, ``network``; None when unknown.
 
     Accepts topo letters (``NV4``, ``PHB``...), and the plain words ``nvlink``, ``nvswitch`` and ``pcie``
-    (``pcie`` alone is taken as through the host bridge, the common switchless two-GPU board).
+    (``pcie`` alone is taken as through the host bridge, the common switchless two-GPU board); ``network`` (also
+    ``ib``, ``roce``, ``nvlink+network``) is a TP group that spans nodes.
     """
     if link is None:
         return None
@@ -217,10 +219,12 @@ def link_kind(link: Optional[str]) -> Optional[str]:
     upper = text.upper()
     if _NV_RE.match(upper) or upper in ("NVLINK", "NVSWITCH", "NVL"):
         return "nvlink"
+    if upper in ("NETWORK", "NVLINK+NETWORK", "IB", "INFINIBAND", "ROCE"):
+        return "network"
     if upper in LINK_KINDS:
         return LINK_KINDS[upper]
     lower = text.lower()
-    if lower in ("pcie_switch", "pcie_host_bridge", "pcie_cross_socket", "nvlink"):
+    if lower in ("pcie_switch", "pcie_host_bridge", "pcie_cross_socket", "nvlink", "network"):
         return lower
     if lower in ("pcie", "pci", "pci-e"):
         return "pcie_host_bridge"
@@ -231,6 +235,8 @@ def allreduce_bus_gbs(kind: str, pcie_gen: Optional[int], pcie_width: Optional[i
     """All-reduce bus bandwidth in GB/s for a link kind and PCIe generation/width (Gen4 x16 when unknown)."""
     if kind == "nvlink":
         return NVLINK_BUS_GBS
+    if kind == "network":
+        return NETWORK_BUS_GBS
     base = PCIE_GEN4_X16_GBS.get(kind, PCIE_GEN4_X16_GBS["pcie_host_bridge"])
     factor = PCIE_GEN_FACTOR.get(int(pcie_gen), 1.0) if pcie_gen else 1.0
     width = float(pcie_width) / 16.0 if pcie_width else 1.0
@@ -245,13 +251,99 @@ def allreduce_impl(kind: str, tp: int, p2p: bool) -> str:
     """
     if kind == "nvlink":
         return "custom" if tp in (2, 4, 6, 8) else "nccl"
+    if kind == "network":
+        return "nccl"
     return "custom" if tp == 2 and p2p else "nccl"
 
 
-def allreduce_latency_us(kind: str, impl: str) -> Tuple[float, str]:
-    """Latency of one decode-sized all-reduce in microseconds, and the source of the figure."""
-    family = "nvlink" if kind == "nvlink" else "pcie"
+def allreduce_latency_us(kind: str, impl: str, cuda_graphs: bool = True) -> Tuple[float, str]:
+    """Latency of one decode-sized all-reduce in microseconds, and the source of the figure.
+
+    Without CUDA graphs every all-reduce is launched from the host: EAGER_ALLREDUCE_FACTOR times the in-graph figure.
+    """
+    family = "nvlink" if kind in ("nvlink", "network") else "pcie"
     value = ALLREDUCE_LATENCY_US[(family, impl)]
+    source = ALLREDUCE_SOURCES[family]
     if kind == "pcie_cross_socket":
         value *= CROSS_SOCKET_FACTOR
-    return value, ALLREDUCE_SOURCES[family]
+    if kind == "network":
+        value *= NETWORK_ALLREDUCE_FACTOR
+        source += "; x%g across nodes (docs/ceiling.md)" % NETWORK_ALLREDUCE_FACTOR
+    if not cuda_graphs:
+        value *= EAGER_ALLREDUCE_FACTOR
+        source += "; x%g without CUDA graphs (https://github.com/NVIDIA/nccl/issues/1530)" % EAGER_ALLREDUCE_FACTOR
+    return value, source
+
+
+# ---------------------------------------------------------------------------------------------------------
+# What a decode step really costs: the expectation's constants (docs/ceiling.md has the calibration)
+# ---------------------------------------------------------------------------------------------------------
+
+# Sustained memory bandwidth in decode, as a share of the datasheet peak. HBM: inference-sim#415 measured 0.82
+# on H100 (DRAM refresh, bank conflicts, ECC) and applies InferSim's 0.80 to A100, H800, H200 and GB200; the
+# same 0.80 is used here for the other HBM boards. GDDR boards stream closer to their peak: an RTX 4090 copies at
+# 918-923 GB/s of its 1,008 (CUDA p2pBandwidthLatencyTest, local diagonal, tinygrad/open-gpu-kernel-modules#6)
+# and reads at 921 GB/s (clpeak, krrishnarraj/clpeak#106), 0.91 of peak; decode kernels, which also write and
+# synchronise, are taken at 0.88 (the fit to the published batch-1 measurements, docs/ceiling.md).
+SUSTAINED_SOURCES = {
+    "hbm": "https://github.com/inference-sim/inference-sim/issues/415 (0.82 on H100; 0.80 for A100/H800/H200/GB200)",
+    "gddr": ("https://github.com/tinygrad/open-gpu-kernel-modules/issues/6 and https://github.com/krrishnarraj/clpeak/issues/106 "
+             "(RTX 4090 streams at 0.91 of peak; decode taken at 0.88, docs/ceiling.md)"),
+}
+SUSTAINED_FRACTION = {"hbm": 0.80, "gddr": 0.88}
+SUSTAINED_BY_GPU = {"h100-sxm": 0.82, "h100-pcie": 0.82, "h100-nvl": 0.82}
+HBM_GPUS = frozenset(("b300", "gb200", "b200", "gh200-144", "gh200", "h200", "h100-nvl", "h100-pcie", "h100-sxm",
+                      "a100-80-pcie", "a100-80-sxm", "a100-40", "a30", "v100s", "v100"))
+
+# Fixed cost of one forward pass at batch 1 beyond reading the weights, in microseconds. With CUDA graphs: one
+# graph replay plus the scheduler, sampling and output path per step (STEP), and a kernel floor per decoder layer
+# (LAYER: each small GEMV, norm and attention kernel has a tail that bytes alone do not explain). Without CUDA
+# graphs the host launches every kernel itself: about 45 us more per layer in SGLang, the middle of its own
+# pair (sgl-project/sglang#1401: Llama 3 8B, 7.06 -> 9.28 ms with triton attention, 7.35 -> 8.23 ms with
+# FlashInfer, i.e. +69 and +27 us per layer). MoE layers add their routing, permutation and grouped-GEMM floor
+# (MOE_LAYER: about 100 us at batch 1, the fit to TensorRT-LLM's DeepSeek-R1 on 8 B200 and vLLM's Llama 4 Scout
+# on one B200; SGLang's own 2024 figures for DeepSeek-V2-Lite imply 140-250 us). torch.compile fuses the small kernels between the GEMMs: sgl-project/sglang#1008 (Llama 3 8B,
+# bs 1: 7.37 -> 6.42 ms) and #1497 (DeepSeek-V2-Lite: 9.21 -> 6.82 ms) remove about half of the per-layer floor.
+STEP_OVERHEAD_US = 400.0
+LAYER_OVERHEAD_US = {"graphs": 20.0, "eager": 65.0}
+MOE_LAYER_US = {"graphs": 100.0, "eager": 250.0}
+TORCH_COMPILE_LAYER_FACTOR = 0.5
+OVERHEAD_SOURCES = ("docs/ceiling.md (fit to tests/data/decode_measurements.json); https://github.com/sgl-project/sglang/pull/1401; "
+                    "https://github.com/sgl-project/sglang/issues/1008; https://github.com/sgl-project/sglang/pull/1497")
+
+# Speculative decoding: what one draft pass costs besides its bytes (sampling, top-k and the tree update that
+# run once per draft step), and how many draft passes one verify cycle takes: ``num_steps`` draft decodes plus
+# the draft extend over the accepted tokens that SGLang's EAGLE worker runs after each verify.
+DRAFT_PASS_US = 60.0
+DRAFT_EXTEND_PASSES = 1
+
+# All-reduce latency without CUDA graphs: NCCL launched from the host costs about twice its in-graph latency
+# (8x RTX 4090, 8 B: 40-42 us without graphs, NVIDIA/nccl#1530, against 19-20 us in a graph, sglang-V100 PR #2).
+EAGER_ALLREDUCE_FACTOR = 2.0
+# Across nodes (link "network": InfiniBand or RoCE between the TP ranks), a small all-reduce is a network round
+# trip or two on top of the NVLink part: modelled as 5x the NVLink latency, an order of magnitude (docs/ceiling.md).
+NETWORK_ALLREDUCE_FACTOR = 5.0
+
+# Bands of the expectation: measured / expected of published batch-1 figures lies inside them, per class
+# (docs/ceiling.md#bands, checked by benchmarks/ceiling_validation.py): dense on one or two GPUs, dense over more
+# than two (all-reduce costs grow with the group in ways a per-link latency does not follow), MoE, speculative,
+# and without CUDA graphs (from SGLang's own with/without pair; other engines' launch overhead is their own).
+EXPECTATION_BANDS = {
+    "dense": (0.68, 1.15),
+    "dense_tp": (0.55, 1.10),
+    "moe": (0.55, 1.30),
+    "speculative": (0.60, 1.35),
+    "eager": (0.50, 1.20),
+}
+
+
+def memory_kind(spec_key: Optional[str]) -> str:
+    """``hbm`` for the boards with stacked memory, ``gddr`` for the rest (workstation, consumer, L4/L40/A10...)."""
+    return "hbm" if spec_key in HBM_GPUS else "gddr"
+
+
+def sustained_fraction(spec_key: Optional[str]) -> Tuple[float, str]:
+    """Share of the datasheet bandwidth a decode step sustains on this board, and the source of the figure."""
+    kind = memory_kind(spec_key)
+    value = SUSTAINED_BY_GPU.get(spec_key or "", SUSTAINED_FRACTION[kind])
+    return value, SUSTAINED_SOURCES[kind]

@@ -6,11 +6,18 @@
 Why so plain: the module runs with the target's Python and nothing but the standard library, and the client
 must never be what limits the figures. The design keeps the timed path minimal:
 
-- one thread per in-flight request, each with its own persistent (keep-alive) connection, opened before the
-  level starts so no request pays for a TCP handshake;
+- one thread per in-flight request; two connection modes (``connection``):
+  - ``keep-alive`` (default): each thread keeps its own persistent connection, opened before the level starts,
+    so no request pays for a TCP handshake: TTFT is the server's;
+  - ``per-request``: a new connection for every request, opened after the request's clock starts, as
+    ``sglang.benchmark.serving`` does (aiohttp, one connection per request): TTFT includes the connect, which is
+    also reported on its own (``connect_s``), so the two modes can be compared with each other and with the bench;
 - the read loop does ``read1`` (one socket read), takes a timestamp, and splits the bytes into SSE ``data:``
   payloads; nothing is decoded until the whole level has finished (probe/stream.py), so a slow parse can neither
   delay a timestamp nor steal the GIL from another stream's read;
+- a payload longer than COMPACT_OVER bytes (native ``/generate`` repeats the whole text so far in every chunk)
+  is kept as its head and tail only, cut from a memoryview without copying the middle: the flag "has text" is in
+  the head and the token counts in the tail, so the cost per token stays flat however long the answer;
 - a level's wall time runs from the first send to the last end, as in SGLang's benchmark.
 
 Runs on the target's or the controller's Python (>= 3.9), standard library only.
@@ -27,8 +34,15 @@ import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 from urllib.parse import urlsplit
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.probe.stream import StreamCapture, split_sse
+from ansible_collections.gpufleet.sglang.plugins.module_utils.probe.stream import (
+    COMPACT_HEAD,
+    COMPACT_MARK,
+    COMPACT_OVER,
+    COMPACT_TAIL,
+    StreamCapture,
+)
 
+CONNECTION_MODES = ("keep-alive", "per-request")
 READ_SIZE = 262144
 STREAM_BUFFER = 262144
 ERROR_BODY_LIMIT = 600
@@ -132,11 +146,13 @@ class ProbeClient:
 
     # --- streaming ---------------------------------------------------------------------------------------
 
-    def stream(self, conn: http.client.HTTPConnection, path: str, body: bytes) -> Tuple[StreamCapture, bool]:
+    def stream(self, conn: http.client.HTTPConnection, path: str, body: bytes, connect: bool = False) -> Tuple[StreamCapture, bool]:
         """Send one streaming POST on ``conn`` and record every ``data:`` payload with its arrival time.
 
-        Returns the capture and whether the connection can be reused. A request that fails before any
-        response on a kept-alive connection (the server closed it while idle) is retried once on a new one.
+        With ``connect`` the connection is opened inside the request's clock (``per-request`` mode) and the
+        handshake's duration is kept in ``connect_s``. Returns the capture and whether the connection can be
+        reused. A request that fails before any response on a kept-alive connection (the server closed it while
+        idle) is retried once on a new one.
         """
         headers = self.headers(streaming=True)
         full_path = self.prefix + path
@@ -145,6 +161,9 @@ class ProbeClient:
         for attempt in (0, 1):
             try:
                 cap.start = now()
+                if connect:
+                    conn.connect()
+                    cap.connect_s = now() - cap.start
                 conn.request("POST", full_path, body=body, headers=headers)
                 resp = conn.getresponse()
                 break
@@ -166,11 +185,10 @@ class ProbeClient:
             cap.error = "HTTP %d from %s: %s" % (resp.status, path, self.redact(text.strip()))
             cap.end = now()
             return cap, not resp.will_close
-        events = cap.events
-        append = events.append
+        append = cap.events.append
         read1 = resp.read1
         deadline = cap.start + self.timeout
-        pending: List[bytes] = []  # pieces of a line longer than one read (native /generate sends cumulative text)
+        lines = _LineSplitter()
         t = cap.start
         try:
             while True:
@@ -178,15 +196,7 @@ class ProbeClient:
                 t = now()
                 if not data:
                     break
-                if b"\n" not in data:
-                    pending.append(data)
-                    continue
-                if pending:
-                    pending.append(data)
-                    data = b"".join(pending)
-                payloads, tail = split_sse(data)
-                pending = [tail] if tail else []
-                for payload in payloads:
+                for payload in lines.feed(data):
                     append((t, payload))
                 if t > deadline:
                     cap.error = "request exceeded the %gs timeout" % self.timeout
@@ -203,12 +213,18 @@ class ProbeClient:
         cap.end = t
         return cap, not resp.will_close
 
-    def run_level(self, path: str, bodies: Sequence[bytes], concurrency: int) -> Tuple[List[StreamCapture], float]:
+    def run_level(self, path: str, bodies: Sequence[bytes], concurrency: int,
+                  mode: str = "keep-alive") -> Tuple[List[StreamCapture], float]:
         """Send every body with at most ``concurrency`` in flight; returns the captures (in body order) and the
         level's wall time (first send to last end).
 
-        One worker thread per slot, each with its own connection opened before a barrier releases them all.
+        One worker thread per slot. ``keep-alive``: each with its own connection, opened (and timed, in
+        ``connect_s`` of its first request) before a barrier releases them all. ``per-request``: a new connection
+        per request, opened inside the request's clock.
         """
+        if mode not in CONNECTION_MODES:
+            raise ValueError("connection must be one of %s (got %r)" % (", ".join(CONNECTION_MODES), mode))
+        per_request = mode == "per-request"
         count = len(bodies)
         workers = max(1, min(int(concurrency), count))
         captures: List[Optional[StreamCapture]] = [None] * count
@@ -218,10 +234,14 @@ class ProbeClient:
 
         def worker() -> None:
             conn = self.connection()
-            try:
-                conn.connect()
-            except OSError:
-                conn.close()  # the first request reports the error
+            opened: Optional[float] = None
+            if not per_request:
+                began = time.perf_counter()
+                try:
+                    conn.connect()
+                    opened = time.perf_counter() - began
+                except OSError:
+                    conn.close()  # the first request reports the error
             try:
                 barrier.wait()
             except threading.BrokenBarrierError:
@@ -232,9 +252,11 @@ class ProbeClient:
                     if index >= count:
                         break
                     next_index[0] = index + 1
-                cap, reusable = self.stream(conn, path, bodies[index])
+                cap, reusable = self.stream(conn, path, bodies[index], connect=per_request)
+                if opened is not None:
+                    cap.connect_s, opened = opened, None  # kept-alive: the handshake before the level, once
                 captures[index] = cap
-                if not reusable:
+                if per_request or not reusable:
                     conn.close()
                     conn = self.connection()
             conn.close()
@@ -256,6 +278,70 @@ class ProbeClient:
         if self.api_key and self.api_key in text:
             return text.replace(self.api_key, "********")
         return text
+
+
+class _LineSplitter:
+    """SSE ``data:`` payloads from a byte stream, a line's long middle never copied.
+
+    Why not ``bytes.split``: native ``/generate`` lines grow with the answer (the whole text so far), so joining
+    and splitting them costs more per token the longer the answer. Lines are found with ``find`` over a
+    memoryview, and a payload longer than COMPACT_OVER is kept as head + COMPACT_MARK + tail.
+    """
+
+    def __init__(self) -> None:
+        self.head = b""           # the first COMPACT_HEAD bytes of an unfinished line
+        self.tail = b""           # its last COMPACT_TAIL bytes (or all of it while it is short)
+        self.length = 0           # its length so far
+
+    def _piece(self, view: memoryview) -> None:
+        """Add part of a line that does not end in this read."""
+        size = len(view)
+        if self.length < COMPACT_HEAD:
+            self.head += bytes(view[:COMPACT_HEAD - self.length])
+        self.length += size
+        if self.length <= COMPACT_OVER:
+            self.tail += bytes(view)
+        elif size >= COMPACT_TAIL:
+            self.tail = bytes(view[size - COMPACT_TAIL:])
+        else:
+            self.tail = (self.tail[-COMPACT_TAIL:] + bytes(view))[-COMPACT_TAIL:]
+
+    def _line(self, view: memoryview) -> bytes:
+        """The line that ends with ``view``: whole when short, else head + mark + tail."""
+        if not self.length:
+            if len(view) <= COMPACT_OVER:
+                return bytes(view)
+            return bytes(view[:COMPACT_HEAD]) + COMPACT_MARK + bytes(view[len(view) - COMPACT_TAIL:])
+        self._piece(view)
+        if self.length <= COMPACT_OVER:
+            line = self.tail
+        else:
+            line = self.head + COMPACT_MARK + self.tail[-COMPACT_TAIL:]
+        self.head, self.tail, self.length = b"", b"", 0
+        return line
+
+    def feed(self, data: bytes) -> List[bytes]:
+        """Payloads of the ``data:`` lines completed by ``data`` (comments and other fields skipped)."""
+        out: List[bytes] = []
+        view = memoryview(data)
+        find = data.find
+        start = 0
+        while True:
+            end = find(b"\n", start)
+            if end < 0:
+                break
+            line = self._line(view[start:end])
+            start = end + 1
+            if line[:5] == b"data:":
+                payload = line[5:]
+                if payload[:1] == b" ":
+                    payload = payload[1:]
+                if payload[-1:] == b"\r":
+                    payload = payload[:-1]
+                out.append(payload)
+        if start < len(data):
+            self._piece(view[start:])
+        return out
 
 
 def _describe(exc: BaseException) -> str:

@@ -9,7 +9,9 @@ different. So (docs/reference/sglang.md#benchmark-metrics):
 
 - percentiles interpolate linearly between order statistics, numpy's default (the benchmark uses numpy);
 - ITL percentiles pool every gap of every request; TTFT, TPOT, E2E and decode tokens/s are per request;
-- throughputs divide by the wall time from the first request's send to the last request's end.
+- throughputs divide by the wall time from the first request's send to the last request's end;
+- ``connect_ms``: the TCP (and TLS) handshakes: one per request in ``per-request`` mode, where TTFT includes them
+  as the bench's does; one per connection, before the level, in ``keep-alive`` mode, where TTFT does not.
 
 Runs on the target's or the controller's Python (>= 3.9), standard library only.
 """
@@ -102,6 +104,7 @@ def level_metrics(timings: Sequence[RequestTiming], duration_s: float, concurren
         "total_throughput": round((in_tokens + out_tokens) / duration, 3),
         "concurrency_achieved": round(sum(t.latency for t in done) / duration, 3),
         "ttft_ms": summarize((t.ttft for t in done), 1e3),
+        "connect_ms": summarize((t.connect for t in timings), 1e3),
         "itl_ms": summarize(itl, 1e3),
         "tpot_ms": summarize((t.tpot for t in done), 1e3),
         "e2e_ms": summarize((t.latency for t in done), 1e3),
@@ -123,6 +126,7 @@ def request_rows(timings: Sequence[RequestTiming]) -> List[Dict[str, Any]]:
                 "tpot_ms": round(t.tpot * 1e3, 3) if t.tpot else None,
                 "decode_tps": round(t.decode_tps, 3) if t.decode_tps else None,
                 "output_tokens": t.output_tokens, "prompt_tokens": t.prompt_tokens,
+                "connect_ms": round(t.connect * 1e3, 3) if t.connect is not None else None,
             })
             if t.spec_verify_ct:
                 row["spec_verify_ct"] = t.spec_verify_ct

@@ -29,9 +29,10 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu.ceiling import
     CeilingError,
     decode_ceiling,
     efficiency_verdict,
+    server_args_inputs,
     with_accept_length,
 )
-from ansible_collections.gpufleet.sglang.plugins.module_utils.probe.client import ProbeClient, ProbeHTTPError
+from ansible_collections.gpufleet.sglang.plugins.module_utils.probe.client import CONNECTION_MODES, ProbeClient, ProbeHTTPError
 from ansible_collections.gpufleet.sglang.plugins.module_utils.probe.gates import evaluate, gate_level
 from ansible_collections.gpufleet.sglang.plugins.module_utils.probe.metrics import level_metrics, request_rows
 from ansible_collections.gpufleet.sglang.plugins.module_utils.probe.prompts import LENGTHS, load_prompts_file, shipped_prompts
@@ -45,6 +46,7 @@ ARGUMENT_SPEC: Dict[str, Any] = {
     "api_key": {"type": "str", "no_log": True},
     "model": {"type": "str"},
     "endpoint": {"type": "str", "default": "completions", "choices": list(ENDPOINTS)},
+    "connection": {"type": "str", "default": "keep-alive", "choices": list(CONNECTION_MODES)},
     "concurrency": {"type": "list", "elements": "int", "default": list(DEFAULT_CONCURRENCY)},
     "requests_per_level": {"type": "int"},
     "output_tokens": {"type": "int", "default": 256, "no_log": False},
@@ -71,7 +73,11 @@ MUTUALLY_EXCLUSIVE = [["prompts", "prompts_file"]]
 
 # Inputs of decode_ceiling() that a ``ceiling`` option may carry.
 CEILING_KEYS = ("gpu", "tp", "link", "pcie_gen", "pcie_width", "accept_length", "bandwidth_gbs", "gpu_facts", "p2p", "params_b",
-                "active_params_b", "dtype", "bytes_per_param", "num_layers", "hidden_size", "allreduce_latency_us", "achievable_fraction")
+                "active_params_b", "dtype", "bytes_per_param", "num_layers", "hidden_size", "allreduce_latency_us", "achievable_fraction",
+                "cuda_graphs", "custom_allreduce", "torch_compile", "speculative", "sustained_fraction")
+# /server_info fields (resolved server args) that decide the expectation (gpu/ceiling.py server_args_inputs).
+SERVER_ARG_KEYS = ("tp_size", "disable_cuda_graph", "disable_custom_all_reduce", "enable_torch_compile", "speculative_algorithm",
+                   "speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens")
 WARMUP_MAX_TOKENS = 64
 _METRIC_LINE = re.compile(r"^(sglang:[a-z_]+)(\{[^}]*\})?\s+([0-9.eE+-]+|NaN)\s*$")
 
@@ -145,6 +151,7 @@ def server_facts(info: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     accepts = [s.get("avg_spec_accept_length") for s in states if isinstance(s, dict) and isinstance(s.get("avg_spec_accept_length"), (int, float))]
     return {
         "version": info.get("version"),
+        "args": {k: info.get(k) for k in SERVER_ARG_KEYS if info.get(k) is not None},
         "tp_size": info.get("tp_size"),
         "speculative_algorithm": info.get("speculative_algorithm"),
         "model_path": info.get("model_path"),
@@ -264,7 +271,7 @@ class Probe:
         if not count:
             return
         max_tokens = min(int(self.params["output_tokens"]), WARMUP_MAX_TOKENS)
-        captures = self.client.run_level(self.path, self._bodies(prompts, count, 0, max_tokens, "w"), 1)[0]
+        captures = self.client.run_level(self.path, self._bodies(prompts, count, 0, max_tokens, "w"), 1, self.params["connection"])[0]
         timings = [timing_from_capture(c, self.endpoint, max_tokens) for c in captures]
         if not any(t.ok for t in timings):
             raise ProbeError("the warmup request failed, nothing was measured: %s" % (timings[0].error if timings else "no request sent"))
@@ -288,7 +295,7 @@ class Probe:
             bodies = self._bodies(prompts, count, offset, int(p["output_tokens"]), "c%d" % conc)
             offset += count
             before = self._spec_counters()
-            captures, duration = self.client.run_level(self.path, bodies, conc)
+            captures, duration = self.client.run_level(self.path, bodies, conc, self.params["connection"])
             after = self._spec_counters()
             timings = [timing_from_capture(c, self.endpoint, int(p["output_tokens"])) for c in captures]
             level = level_metrics(timings, duration, conc)
@@ -307,6 +314,7 @@ class Probe:
         results: Dict[str, Any] = {
             "base_url": p["base_url"],
             "endpoint": self.endpoint,
+            "connection": self.params["connection"],
             "model": self.model or server.get("served_model_name") or server.get("model_path"),
             "server_version": server.get("version"),
             "server_tp_size": server.get("tp_size"),
@@ -341,7 +349,8 @@ class Probe:
     def _add_ceiling(self, results: Dict[str, Any], server: Dict[str, Any], accept: Optional[float]) -> None:
         """Ceiling, efficiency and verdict, when a ``ceiling`` option was given; errors are reported, not raised."""
         spec = self.params.get("ceiling")
-        results.update({"ceiling": None, "ceiling_error": None, "efficiency": None, "efficiency_concurrency": None, "verdict": None})
+        results.update({"ceiling": None, "ceiling_error": None, "efficiency": None, "efficiency_of_bound": None,
+                        "efficiency_concurrency": None, "verdict": None})
         if not spec:
             return
         try:
@@ -354,20 +363,25 @@ class Probe:
         measured = ((level or {}).get("decode_tps") or {}).get("mean")
         verdict = efficiency_verdict(measured, ceiling)
         results["efficiency"] = verdict["efficiency"]
+        results["efficiency_of_bound"] = verdict["efficiency_of_bound"]
         results["verdict"] = verdict["verdict"]
         results["efficiency_concurrency"] = (level or {}).get("concurrency")
         if level and int(level.get("concurrency", 1)) != 1 and verdict["verdict"]:
-            results["verdict"] += " (measured at concurrency %s: the ceiling is a batch-1 figure)" % level.get("concurrency")
+            results["verdict"] += " (measured at concurrency %s: the expectation and the bound are batch-1 figures)" % level.get("concurrency")
 
 
 def resolve_ceiling(spec: Dict[str, Any], server: Dict[str, Any], accept: Optional[float]) -> Dict[str, Any]:
-    """The ceiling for a ``ceiling`` option: a precomputed filter result (rescaled to the run's accept length), or
-    computed from its inputs, with TP and the model's config.json taken from the server when not given."""
+    """The ceiling for a ``ceiling`` option: a precomputed filter result (rescaled to the run's accept length and
+    the server's speculative settings), or computed from its inputs, with TP, CUDA graphs, custom all-reduce,
+    torch.compile, speculative settings and the model's config.json taken from the server when not given."""
+    served = server_args_inputs(server.get("args"))
     if spec.get("tokens_per_s") is not None:
-        if accept and accept > 1.0 and spec.get("accept_length", 1.0) in (None, 1, 1.0):
-            return with_accept_length(spec, accept)
+        if served.get("speculative") or (accept and accept > 1.0):
+            return with_accept_length(spec, accept, served.get("speculative"))
         return dict(spec)
     kwargs = {k: spec[k] for k in CEILING_KEYS if spec.get(k) is not None}
+    for key, value in served.items():
+        kwargs.setdefault(key, value)
     model = spec.get("model_config")
     path = spec.get("model_config_path")
     if model is None and path:

@@ -17,7 +17,9 @@ of SGLang's own benchmark (``sglang.benchmark.serving``, docs/reference/sglang.m
   count only when the server reported none.
 
 Parsing uses a cheap byte scan for the common chunk shapes and falls back to ``json.loads`` whenever the scan
-is not certain (spaced or unusual JSON, errors, speculative statistics), so it stays exact.
+is not certain (spaced or unusual JSON, errors, speculative statistics), so it stays exact. A payload the client
+compacted (head + COMPACT_MARK + tail: a long native ``/generate`` chunk, whose middle is text already seen) is
+read from its head (is there text) and its tail (``meta_info``: token counts, speculative statistics).
 
 Runs on the target's or the controller's Python (>= 3.9), standard library only.
 """
@@ -25,6 +27,7 @@ Runs on the target's or the controller's Python (>= 3.9), standard library only.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -43,6 +46,13 @@ _COMPLETION_KEY = b'"completion_tokens"'
 _PROMPT_KEY = b'"prompt_tokens"'
 _DONE = b"[DONE]"
 _SPEC_KEYS = ("spec_verify_ct", "spec_accept_length")
+_NUMBER = re.compile(rb'"(completion_tokens|prompt_tokens|spec_verify_ct|spec_accept_length)"\s*:\s*(-?[0-9.eE+-]+)')
+
+# Long payloads kept as head + mark + tail by the client (probe/client.py): the mark cannot occur in JSON text.
+COMPACT_OVER = 8192
+COMPACT_HEAD = 256
+COMPACT_TAIL = 4096
+COMPACT_MARK = b"\x00...\x00"
 
 
 @dataclass
@@ -54,6 +64,7 @@ class StreamCapture:
     status: int = 0
     error: Optional[str] = None
     end: Optional[float] = None
+    connect_s: Optional[float] = None
 
 
 @dataclass
@@ -71,6 +82,7 @@ class RequestTiming:
     spec_verify_ct: Optional[int] = None
     spec_accept_length: Optional[float] = None
     error: Optional[str] = None
+    connect: Optional[float] = None
 
     @property
     def tpot(self) -> Optional[float]:
@@ -176,6 +188,9 @@ def parse_chunk(line: bytes, endpoint: str) -> Dict[str, Any]:
     carries speculative statistics or an error.
     """
     keys = _TEXT_KEYS[endpoint]
+    mark = line.find(COMPACT_MARK)
+    if mark >= 0:
+        return _parse_compacted(line[:mark], line[mark + len(COMPACT_MARK):], keys)
     state = _text_state(line, keys)
     if (state is not None and line[:1] == b"{" and line[-1:] == b"}" and b'"error"' not in line and b"spec_" not in line
             and b'"object":"error"' not in line):
@@ -200,10 +215,30 @@ def parse_chunk(line: bytes, endpoint: str) -> Dict[str, Any]:
     return out
 
 
+def _parse_compacted(head: bytes, tail: bytes, keys: Tuple[bytes, ...]) -> Dict[str, Any]:
+    """Figures of a compacted payload: text from its head, counts and speculative statistics from its tail."""
+    # A payload is only this long because of its text (the whole answer so far), so an unsure scan means text.
+    state = _text_state(head + b'"', keys)
+    out: Dict[str, Any] = {"text": state is not False, "completion": None, "prompt": None}
+    for match in _NUMBER.finditer(tail):
+        key, raw = match.group(1).decode("ascii"), match.group(2)
+        try:
+            value: Any = float(raw) if key == "spec_accept_length" else int(float(raw))
+        except ValueError:
+            continue
+        if key == "completion_tokens":
+            out["completion"] = value
+        elif key == "prompt_tokens":
+            out["prompt"] = value
+        else:
+            out[key] = value
+    return out
+
+
 def timing_from_capture(capture: StreamCapture, endpoint: str, requested_tokens: int) -> RequestTiming:
     """One request's timings from its capture (see the module docstring for the definitions)."""
     if capture.error or capture.status != 200:
-        return RequestTiming(ok=False, start=capture.start, error=capture.error or "HTTP %d" % capture.status)
+        return RequestTiming(ok=False, start=capture.start, error=capture.error or "HTTP %d" % capture.status, connect=capture.connect_s)
     ttft = 0.0
     last_text_t = None
     last_tokens = 0
@@ -252,7 +287,8 @@ def timing_from_capture(capture: StreamCapture, endpoint: str, requested_tokens:
     return RequestTiming(ok=True, start=capture.start, ttft=ttft, latency=last_t - capture.start, itl=itl,
                          output_tokens=int(out_tokens), prompt_tokens=prompt, tokens_source=source,
                          spec_verify_ct=int(verify) if isinstance(verify, (int, float)) and verify else None,
-                         spec_accept_length=float(accept) if isinstance(accept, (int, float)) else None)
+                         spec_accept_length=float(accept) if isinstance(accept, (int, float)) else None,
+                         connect=capture.connect_s)
 
 
 def split_sse(buffer: bytes) -> Tuple[List[bytes], bytes]:

@@ -55,7 +55,7 @@ def test_check_mode_sends_nothing(capsys):
         code, result = run_module(dict(FAST, base_url=fake.url, _ansible_check_mode=True), capsys)
         assert fake.log == []
     assert code == 0 and result["skipped"] is True and result["changed"] is False
-    assert result["msg"] == "check mode: would probe %s (completions) at concurrency 1, 2" % fake.url
+    assert result["msg"] == "check mode: would probe %s (completions, keep-alive connections) at concurrency 1, 2" % fake.url
 
 
 def test_unreachable_server_fails_with_the_reason(capsys):

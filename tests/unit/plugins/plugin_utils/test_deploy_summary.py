@@ -12,17 +12,24 @@ from ansible_collections.gpufleet.sglang.plugins.plugin_utils.deploy_summary imp
 
 PROBE = {"levels": [{"concurrency": 4, "decode_tps": {"mean": 40.0}, "ttft_ms": {"p50": 120.0}},
                     {"concurrency": 1, "decode_tps": {"mean": 54.12}, "ttft_ms": {"p50": 81.4}}],
-         "accept_length": 2.104, "ceiling": {"tokens_per_s": 61.0, "bound": "memory_bandwidth"}, "efficiency": 0.887,
-         "efficiency_concurrency": 1}
+         "accept_length": 2.104,
+         "ceiling": {"tokens_per_s": 61.0, "bound": "memory_bandwidth",
+                     "expected": {"tokens_per_s": 42.43, "low": 25.46, "high": 57.28}},
+         "efficiency": 1.2755, "efficiency_of_bound": 0.887, "efficiency_concurrency": 1}
 RUN = {"sglang_version": "0.5.23", "port": 30000, "restarted": True, "changed_files": ["/etc/sglang/main.yaml"],
        "time_to_ready_s": 4.234, "probe": PROBE, "probe_measured": "this run"}
 
 
-def test_a_restarted_probed_instance_says_why_how_fast_and_how_close_to_the_ceiling():
+def test_a_restarted_probed_instance_says_why_how_fast_and_how_it_compares_with_the_expectation():
     line = instance_line("main", RUN)
     assert line.startswith("main: SGLang 0.5.23 on port 30000, restarted (changed main.yaml), ready in 4.2 s; ")
     assert "decode 54.1 tok/s at concurrency 1, TTFT p50 81 ms, accept length 2.10" in line
-    assert line.endswith("; ceiling 61.0 tok/s (memory bandwidth bound), efficiency 89%")
+    assert line.endswith("; expected 42.4 tok/s (band 25.5-57.3); bound 61.0 tok/s (memory bandwidth), efficiency 128% of expected")
+
+
+def test_without_an_expectation_the_share_of_the_bound_is_said():
+    probe = dict(PROBE, efficiency=None, ceiling={"tokens_per_s": 116.0, "bound": "memory_bandwidth", "expected": {"tokens_per_s": None}})
+    assert probe_text(probe).endswith("; bound 116.0 tok/s (memory bandwidth), 89% of the bound (no expectation without an accept length)")
 
 
 def test_an_unchanged_instance_shows_its_last_good_figures_as_such():

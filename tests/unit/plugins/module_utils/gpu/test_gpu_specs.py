@@ -11,6 +11,8 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu.specs import (
     allreduce_impl,
     allreduce_latency_us,
     find_gpu,
+    memory_kind,
+    sustained_fraction,
     gpu_table,
     link_kind,
     normalise_gpu_name,
@@ -71,7 +73,8 @@ def test_every_row_is_sourced_unique_and_plausible():
 
 @pytest.mark.parametrize("link,kind", [("NV4", "nvlink"), ("NV18", "nvlink"), ("nvswitch", "nvlink"), ("PIX", "pcie_switch"),
                                        ("PXB", "pcie_switch"), ("PHB", "pcie_host_bridge"), ("NODE", "pcie_host_bridge"),
-                                       ("SYS", "pcie_cross_socket"), ("pcie", "pcie_host_bridge"), ("X", None), (None, None)])
+                                       ("SYS", "pcie_cross_socket"), ("pcie", "pcie_host_bridge"), ("network", "network"),
+                                       ("nvlink+network", "network"), ("IB", "network"), ("X", None), (None, None)])
 def test_link_kinds(link, kind):
     assert link_kind(link) == kind
 
@@ -92,3 +95,21 @@ def test_pcie_bus_bandwidth_scales_with_generation_and_width():
     assert allreduce_bus_gbs("pcie_switch", 5, 16) == 52.0
     assert allreduce_bus_gbs("pcie_host_bridge", 4, 8) == 10.5
     assert allreduce_bus_gbs("pcie_cross_socket", None, None) == 10.0
+
+
+def test_eager_and_cross_node_allreduce_latencies():
+    assert allreduce_latency_us("pcie_host_bridge", "nccl", cuda_graphs=False)[0] == 40.0   # NVIDIA/nccl#1530: 40-42 us
+    assert allreduce_latency_us("pcie_host_bridge", "custom", cuda_graphs=False)[0] == 16.0
+    latency, source = allreduce_latency_us("network", "nccl")
+    assert latency == 30.0 and "across nodes" in source
+    assert allreduce_impl("network", 16, True) == "nccl" and allreduce_bus_gbs("network", None, None) == 25.0
+
+
+@pytest.mark.parametrize("key,kind,fraction", [("h100-sxm", "hbm", 0.82), ("h200", "hbm", 0.80), ("a100-40", "hbm", 0.80),
+                                               ("rtx-a6000", "gddr", 0.88), ("l40s", "gddr", 0.88), ("rtx-4090", "gddr", 0.88),
+                                               (None, "gddr", 0.88)])
+def test_sustained_bandwidth_by_memory_kind(key, kind, fraction):
+    assert memory_kind(key) == kind
+    value, source = sustained_fraction(key)
+    assert value == fraction
+    assert source.startswith("https://github.com/inference-sim/inference-sim/issues/415" if kind == "hbm" else "https://github.com/tinygrad")

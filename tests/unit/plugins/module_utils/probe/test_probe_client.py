@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.probe.client import ProbeClient, ProbeHTTPError
-from ansible_collections.gpufleet.sglang.plugins.module_utils.probe.stream import timing_from_capture
+from ansible_collections.gpufleet.sglang.plugins.module_utils.probe.client import ProbeClient, ProbeHTTPError, _LineSplitter
+from ansible_collections.gpufleet.sglang.plugins.module_utils.probe.metrics import level_metrics
+from ansible_collections.gpufleet.sglang.plugins.module_utils.probe.stream import COMPACT_MARK, parse_chunk, timing_from_capture
 
 _SPEC = importlib.util.spec_from_file_location("probe_fakeserver_client", str(Path(__file__).with_name("test_probe_fakeserver.py")))
 _FAKE = importlib.util.module_from_spec(_SPEC)
@@ -61,6 +62,56 @@ def test_run_level_keeps_one_connection_per_worker_and_body_order():
     assert len(captures) == 8 and all(c.status == 200 for c in captures)
     assert duration > 0
     assert duration >= max(c.end - c.start for c in captures)
+
+
+def test_per_request_mode_opens_a_connection_for_every_request_and_times_it():
+    with FakeSGLang(tps=5000.0) as fake:
+        client = ProbeClient(fake.url)
+        captures, _duration = client.run_level("/v1/completions", [body(3, prompt="p%d" % i) for i in range(6)], 2, "per-request")
+        assert fake.connections == 6
+    assert all(c.connect_s is not None and 0 < c.connect_s < c.events[0][0] - c.start for c in captures)
+    timings = [timing_from_capture(c, "completions", 3) for c in captures]
+    assert all(t.ok and t.connect == c.connect_s and t.ttft > t.connect for t, c in zip(timings, captures))
+    assert level_metrics(timings, 1.0, 2)["connect_ms"]["p50"] > 0
+
+
+def test_keep_alive_mode_times_each_connection_once_before_the_level():
+    with FakeSGLang(tps=5000.0) as fake:
+        captures, _duration = ProbeClient(fake.url).run_level("/v1/completions", [body(3) for _ in range(6)], 2, "keep-alive")
+        assert fake.connections == 2
+    timed = [c for c in captures if c.connect_s is not None]
+    assert len(timed) == 2 and all(c.connect_s > 0 for c in timed)
+
+
+def sse(obj):
+    return b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n"
+
+
+def test_long_lines_are_kept_as_head_and_tail_and_parse_the_same():
+    text = " tok" * 5000                                  # a native /generate chunk far into a long answer
+    meta = {"id": "x", "prompt_tokens": 812, "completion_tokens": 5000, "spec_verify_ct": 1750, "spec_accept_length": 2.857}
+    long_line = sse({"text": text, "output_ids": list(range(5000)), "meta_info": meta})
+    stream = sse({"text": " tok", "meta_info": {"completion_tokens": 1}}) + b": keep-alive\n\n" + long_line + b"data: [DONE]\n\n"
+    for size in (len(stream), 7, 4096, 9000):             # however the socket splits it
+        splitter = _LineSplitter()
+        payloads = []
+        for i in range(0, len(stream), size):
+            payloads += splitter.feed(stream[i:i + size])
+        assert payloads[0] == b'{"text":" tok","meta_info":{"completion_tokens":1}}' and payloads[-1] == b"[DONE]"
+        assert len(payloads) == 3 and COMPACT_MARK in payloads[1] and len(payloads[1]) < 4500
+        assert parse_chunk(payloads[1], "generate") == {"text": True, "completion": 5000, "prompt": 812, "spec_verify_ct": 1750,
+                                                        "spec_accept_length": 2.857}
+        assert parse_chunk(long_line[6:-2], "generate") == parse_chunk(payloads[1], "generate")
+
+
+def test_a_long_native_stream_times_exactly():
+    with FakeSGLang(tps=50000.0, accept_length=2.0) as fake:
+        client = ProbeClient(fake.url)
+        payload = json.dumps({"text": "p", "stream": True, "sampling_params": {"max_new_tokens": 3000, "ignore_eos": True}}).encode()
+        captures, _duration = client.run_level("/generate", [payload], 1)
+    timing = timing_from_capture(captures[0], "generate", 3000)
+    assert timing.ok and timing.output_tokens == 3000 and len(timing.itl) == 2999
+    assert timing.spec_accept_length == 2.0
 
 
 def test_api_key_is_sent_as_bearer_and_redacted_from_errors():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu.ceiling import decode_ceiling
 from ansible_collections.gpufleet.sglang.plugins.module_utils.probe.gates import (
     baseline_levels,
     evaluate,
@@ -23,6 +24,14 @@ def level(conc, decode=28.0, ttft_p90=120.0, ttft_p50=90.0, out=27.0, failed=0, 
 
 
 LEVELS = [level(1), level(4, decode=25.0, out=95.0, ttft_p90=300.0), level(16, decode=18.0, out=260.0, ttft_p90=900.0)]
+
+
+QWEN35_27B = {"architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5", "tie_word_embeddings": False,
+              "text_config": {"model_type": "qwen3_5_text", "dtype": "bfloat16", "hidden_size": 5120, "intermediate_size": 17408,
+                              "num_hidden_layers": 64, "num_attention_heads": 24, "num_key_value_heads": 4, "head_dim": 256,
+                              "attn_output_gate": True, "vocab_size": 248320, "full_attention_interval": 4, "linear_num_key_heads": 16,
+                              "linear_num_value_heads": 48, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+                              "linear_conv_kernel_dim": 4, "mtp_num_hidden_layers": 1}}
 
 
 def test_gate_level_is_the_lowest_concurrency_or_the_named_one():
@@ -79,20 +88,24 @@ def test_baseline_without_common_levels_or_in_a_bad_shape():
         baseline_levels({"figures": []})
 
 
-def test_markdown_report_has_a_row_per_level_ceiling_and_gates():
+def test_markdown_report_has_a_row_per_level_the_expectation_the_bound_and_gates():
+    ceiling = decode_ceiling(QWEN35_27B, gpu="NVIDIA RTX A6000", tp=2, link="PHB", pcie_gen=4, pcie_width=16)
     results = {"model": "m", "endpoint": "completions", "base_url": "http://127.0.0.1:30000", "output_tokens": 256,
-               "warmup_requests": 1, "prompt_source": "shipped", "levels": LEVELS, "server_version": "0.5.23",
-               "ceiling": {"tokens_per_s": 29.0, "tokens_per_s_no_spec": 29.0, "accept_length": 1.0, "bound": "memory_bandwidth",
-                           "per_step_ms": {"weights": 33.4, "allreduce": 1.1, "total": 34.5},
-                           "inputs": {"gpu_matched": "NVIDIA RTX A6000", "bandwidth_gbs": 768.0, "tp": 2, "link": "PHB",
-                                      "allreduce_impl": "custom", "allreduce_latency_us": 8.0, "weight_bytes_per_step": 51.2e9,
-                                      "weight_format": "bfloat16"}, "notes": []},
-               "efficiency": 0.966, "efficiency_concurrency": 1, "verdict": "within 10% of the memory-bandwidth ceiling (97%): more flags will not help",
+               "warmup_requests": 1, "prompt_source": "shipped", "levels": LEVELS, "server_version": "0.5.23", "connection": "per-request",
+               "ceiling": ceiling, "efficiency": 0.966, "efficiency_of_bound": 0.81, "efficiency_concurrency": 1,
+               "verdict": "as expected for this hardware", "accept_length": 2.12, "accept_length_source": "/server_info avg_spec_accept_length",
                "gates": evaluate(LEVELS, min_decode_tps=25)}
     text = render_markdown(results)
     rows = [line for line in text.splitlines() if line.startswith("| ")]
     assert len(rows) == 1 + len(LEVELS)
-    assert rows[1].startswith("| 1 | 4/4 | 90.0 / 90.0 / 120.0 / 120.0 |")
-    assert "**29.0 tok/s**" in text and "NVIDIA RTX A6000 768 GB/s x TP 2 over PHB" in text
-    assert "**97%** of the ceiling" in text
+    assert rows[0].startswith("| concurrency | ok/requests | TTFT ms mean / p50 / p90 / p99 | connect ms p50 |")
+    assert rows[1].startswith("| 1 | 4/4 | 90.0 / 90.0 / 120.0 / 120.0 | \u2014 |")
+    assert rows[1].endswith("| 2.12 (run) |")   # the level had no accept length of its own: the run's, marked
+    assert "Connection: per-request (a new connection for every request, as sglang.benchmark.serving opens them" in text
+    assert "- Expected batch-1 decode: **24.6 tok/s** (band 16.7-28.3 tok/s, dense)." in text
+    assert ("- Per target forward, expected: weights at 0.88 of peak 37.91 ms + overhead 1.68 ms (CUDA graphs) + MoE 0.00 ms + "
+            "all-reduce 1.10 ms = 40.70 ms (24.6 tok/s without speculation).") in text
+    assert "- Bound (no server beats it): **29.0 tok/s** at accept length 1.00" in text
+    assert "NVIDIA RTX A6000 768 GB/s x TP 2 over PHB" in text
+    assert "- Efficiency at concurrency 1: **97%** of the expected figure: as expected for this hardware." in text
     assert "- ok decode 28.00 tok/s (mean, concurrency 1) >= min_decode_tps 25" in text

@@ -80,5 +80,6 @@ def test_accept_length_pools_tokens_over_verify_steps():
 
 def test_request_rows_round_and_report_errors():
     rows = request_rows([timing(0.1, 1.1, 11), timing(0, 0, 0, ok=False, error="x")])
-    assert rows[0] == {"ok": True, "ttft_ms": 100.0, "e2e_ms": 1100.0, "tpot_ms": 100.0, "decode_tps": 10.0, "output_tokens": 11, "prompt_tokens": 10}
+    assert rows[0] == {"ok": True, "ttft_ms": 100.0, "e2e_ms": 1100.0, "tpot_ms": 100.0, "decode_tps": 10.0, "output_tokens": 11, "prompt_tokens": 10,
+                       "connect_ms": None}
     assert rows[1] == {"ok": False, "error": "x"}

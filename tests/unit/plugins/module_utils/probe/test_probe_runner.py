@@ -28,6 +28,11 @@ _FAKE = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(_FAKE)
 FakeSGLang = _FAKE.FakeSGLang
 FAST = {"output_tokens": 6, "concurrency": [1, 3], "requests_per_level": 3}
+QWEN35_27B_TEXT = {"tie_word_embeddings": False, "text_config": {
+    "dtype": "bfloat16", "hidden_size": 5120, "intermediate_size": 17408, "num_hidden_layers": 64, "num_attention_heads": 24,
+    "num_key_value_heads": 4, "head_dim": 256, "attn_output_gate": True, "vocab_size": 248320, "full_attention_interval": 4,
+    "linear_num_key_heads": 16, "linear_num_value_heads": 48, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+    "linear_conv_kernel_dim": 4}}
 
 
 def run(fake, **params):
@@ -61,7 +66,7 @@ def test_api_key_is_used_but_never_returned():
         results, failure = run(fake, api_key="TOPSECRET", concurrency=[1], requests_per_level=1)
     assert failure is None
     assert "TOPSECRET" not in json.dumps(results)          # /server_info carries it; server_facts drops it
-    assert server_facts({"api_key": "k", "version": "1"}) == {"version": "1", "tp_size": None, "speculative_algorithm": None,
+    assert server_facts({"api_key": "k", "version": "1"}) == {"version": "1", "args": {}, "tp_size": None, "speculative_algorithm": None,
                                                               "model_path": None, "served_model_name": None, "avg_spec_accept_length": None}
 
 
@@ -134,7 +139,9 @@ def test_ceiling_from_inputs_uses_server_tp_and_measured_speed():
         results, _failure = run(fake, concurrency=[1], requests_per_level=2,
                                 ceiling={"gpu": "NVIDIA L4", "params_b": 0.5, "dtype": "bf16", "num_layers": 24, "hidden_size": 896})
     assert results["ceiling"]["inputs"]["tp"] == 2           # /server_info tp_size
-    assert results["efficiency"] == pytest.approx(results["levels"][0]["decode_tps"]["mean"] / results["ceiling"]["tokens_per_s"], rel=1e-3)
+    mean = results["levels"][0]["decode_tps"]["mean"]
+    assert results["efficiency"] == pytest.approx(mean / results["ceiling"]["expected"]["tokens_per_s"], rel=1e-3)
+    assert results["efficiency_of_bound"] == pytest.approx(mean / results["ceiling"]["tokens_per_s"], rel=1e-3)
     assert results["verdict"] and results["efficiency_concurrency"] == 1
     with FakeSGLang(tps=3000.0) as fake:
         results, _failure = run(fake, concurrency=[1], requests_per_level=1, ceiling={"gpu": "Imaginary GPU 9000", "params_b": 1})
@@ -158,7 +165,27 @@ def test_precomputed_ceiling_is_rescaled_to_the_run_accept_length(tmp_path):
     assert resolve_ceiling({"gpu": "NVIDIA L4"}, {"model_path": str(model_dir), "tp_size": 1}, None)["tokens_per_s"] == from_path["tokens_per_s"]
 
 
+def test_the_servers_flags_and_the_runs_accept_length_set_the_expectation():
+    info = {"version": "0.5.23-fake", "tp_size": 2, "speculative_algorithm": "EAGLE", "speculative_num_steps": 3,
+            "speculative_eagle_topk": 1, "speculative_num_draft_tokens": 4, "enable_torch_compile": True, "disable_cuda_graph": False}
+    box = {"gpu": "NVIDIA RTX A6000", "link": "PHB", "params_b": 27, "dtype": "bf16", "num_layers": 64, "hidden_size": 5120}
+    with FakeSGLang(tps=3000.0, accept_length=2.0, server_info=info) as fake:
+        results, _failure = run(fake, endpoint="generate", concurrency=[1], requests_per_level=2, ceiling=box)
+    ceiling = results["ceiling"]
+    assert results["accept_length"] == 2.0 and ceiling["accept_length"] == 2.0
+    assert ceiling["inputs"]["torch_compile"] is True and ceiling["inputs"]["speculative"]["num_steps"] == 3
+    assert ceiling["expected"] == decode_ceiling(27, accept_length=2.0, server_args=info, **{k: v for k, v in box.items() if k != "params_b"})["expected"]
+    # a precomputed filter result without speculation is re-priced for the server's drafts and the run's accept length
+    plain = decode_ceiling(QWEN35_27B_TEXT, gpu="NVIDIA RTX A6000", tp=2, link="PHB")
+    priced = resolve_ceiling(plain, server_facts(info), 2.0)
+    assert priced["expected"]["speculative"]["draft_passes"] == 4 and priced["expected"]["tokens_per_s"] == 39.3
+    unmeasured = resolve_ceiling(plain, server_facts(info), None)
+    assert unmeasured["tokens_per_s"] == 116.05 and unmeasured["expected"]["tokens_per_s"] is None
+
+
 def test_options_are_validated_before_anything_is_sent():
+    with pytest.raises(ValueError, match="connection must be one of keep-alive, per-request"):
+        Probe(dict(base_url="http://127.0.0.1:1")).client.run_level("/generate", [b"{}"], 1, "sometimes")
     for bad, match in (({"concurrency": []}, "concurrency"), ({"concurrency": [0]}, "concurrency"), ({"output_tokens": 1}, "output_tokens"),
                        ({"prompts": ["a"], "prompts_file": "/x"}, "mutually exclusive"), ({"requests_per_level": 0}, "requests_per_level")):
         with pytest.raises(ProbeError, match=match):

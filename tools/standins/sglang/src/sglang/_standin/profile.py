@@ -2,11 +2,17 @@
 
 A profile (``profiles/<name>.json``, or any JSON file named by path) describes one
 box and one model: GPU, count, link, memory, the model's weights and KV size, the
-batch-1 decode rate without speculation, the prefill rate, startup phase durations,
-and *flag effects*, so a flag tuner can be tested against a backend whose answer
-to a flag is known. The functions below turn a profile plus resolved server args
-into the numbers the scheduler paces by; they are pure so tests can check them
-without a server.
+prefill rate, startup phase durations, the decode model's inputs (``physics``: the
+model's config.json and the GPUs, exactly what the collection's decode_ceiling
+takes), and *flag effects* on prefill, startup and acceptance.
+
+Decode is paced by the collection's own expectation (``physics/``: the symlinked
+``plugins/module_utils/gpu/ceiling.py``), fed the server's resolved arguments: TP,
+CUDA graphs, custom all-reduce, torch.compile and speculative settings. So a flag
+changes the pace only through what it changes in that model - a launch-overhead
+flag removes overhead and moves the pace toward the bound, never past it - and a
+probe of the stand-in reads what the verdict expects. The functions below are pure
+so tests can check them without a server.
 """
 
 import json
@@ -15,6 +21,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from . import settings
+from .physics import ceiling as physics
 
 GIB = 1024 ** 3
 
@@ -82,6 +89,7 @@ class Pace:  # pylint: disable=too-many-instance-attributes
     draft_depth: int              # drafts a step can accept at most (0 without speculation)
     num_draft_tokens: int         # proposed drafts + 1, for accept rates
     jitter: float                 # +-fraction of each step time, mean preserving
+    bound_tok_s: float = 0.0      # the bound at this accept length: the pace never exceeds it
 
     def step_time(self, batch: int) -> float:
         """Seconds per step with ``batch`` running requests (memory-bound decode grows slowly)."""
@@ -111,15 +119,27 @@ def speculation(args: Dict[str, Any]) -> Optional[Dict[str, int]]:
     return {"steps": steps, "topk": topk, "draft": draft}
 
 
+def decode_model(profile: Dict[str, Any], args: Dict[str, Any]) -> Dict[str, Any]:
+    """The collection's decode_ceiling for this profile's box and model under these resolved server args."""
+    conf = dict(profile.get("physics") or {})
+    model = conf.pop("model_config", None)
+    if model is None:
+        raise SystemExit(f"sglang stand-in: profile {profile.get('name')!r} has no physics.model_config")
+    return physics.decode_ceiling(model, server_args=args, **conf)
+
+
 def pace_for(profile: Dict[str, Any], args: Dict[str, Any]) -> Pace:
-    """Turn a profile and resolved args into pacing numbers (flag effects included)."""
+    """Turn a profile and resolved args into pacing numbers: decode from the collection's expectation."""
     pace = profile["pace"]
     effects = active_effects(profile, args)
-    decode = float(pace["decode_tok_s"]) * _product(effects, "decode_factor")
     prefill = float(pace["prefill_tok_s"]) * _product(effects, "prefill_factor")
-    step = 1.0 / decode
+    model = decode_model(profile, args)
+    expected = model["expected"]
     spec = speculation(args)
     accept, rate, depth, draft = 1.0, 0.0, 0, 1
+    step = float(expected["per_step_ms"]["total"]) / 1e3
+    if pace.get("decode_tok_s") is not None:  # SGLANG_STANDIN_DECODE_TOK_S: a test knob that bypasses the model
+        step = 1.0 / float(pace["decode_tok_s"])
     if spec is not None:
         conf = profile.get("speculative", {})
         rate = min(float(conf.get("draft_accept_rate", 0.6)) * _product(effects, "accept_factor"), 0.99)
@@ -128,15 +148,17 @@ def pace_for(profile: Dict[str, Any], args: Dict[str, Any]) -> Pace:
         depth = max(min(spec["steps"], spec["draft"] - 1), 0)
         draft = spec["draft"]
         accept = expected_accept_length(rate, depth)
-        step *= 1.0 + float(conf.get("step_cost", 0.03)) * spec["steps"] \
-            + float(conf.get("tree_cost", 0.01)) * max(spec["draft"] - 1 - spec["steps"], 0)
         for effect in effects:
             if "accept_length" in effect:
                 accept = float(effect["accept_length"])
+        cycle = (expected.get("speculative") or {}).get("cycle_ms")
+        if cycle:
+            step *= float(cycle) / float(expected["per_step_ms"]["total"])
     return Pace(step_s_batch1=step, batch_slowdown=float(pace.get("batch_slowdown", 0.0)),
                 prefill_tok_s=prefill, ttft_overhead_s=float(pace.get("ttft_overhead_s", 0.03)),
                 accept_length=accept, draft_accept_rate=rate, draft_depth=depth,
-                num_draft_tokens=draft, jitter=float(pace.get("jitter", 0.0)))
+                num_draft_tokens=draft, jitter=float(pace.get("jitter", 0.0)),
+                bound_tok_s=float(model["tokens_per_s_no_spec"]) * accept)
 
 
 def startup_seconds(profile: Dict[str, Any], args: Dict[str, Any]) -> Dict[str, float]:
