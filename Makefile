@@ -26,13 +26,26 @@ venv: ## make .venv with the pinned toolchain and make gpufleet.sglang resolvabl
 	@mkdir -p $(dir $(COLLECTION_LINK)) && ln -sfn ../../../.. $(COLLECTION_LINK)
 
 .PHONY: test
-test: venv lint sanity units molecule ## THE test command: lint, sanity, units, then every Molecule scenario
+test: venv lint collection-checks sanity units molecule ## THE test command: lint, collection checks, sanity, units, then every Molecule scenario
 	@echo "make test: all steps passed"
 
 .PHONY: lint
 lint: venv ## yamllint and ansible-lint (production profile, offline)
 	yamllint --strict .
 	ansible-lint --offline --profile production
+
+.PHONY: collection-checks
+collection-checks: venv ## antsibull-docs lint-collection-docs, antsibull-changelog lint and CHANGELOG.md current
+	antsibull-docs lint-collection-docs --plugin-docs --validate-collection-refs all .
+	tools/dev/changelog --check
+
+.PHONY: docs
+docs: venv ## the collection's docsite (modules, roles, filters, the guides of docs/) in build/docs/html
+	tools/dev/docs
+
+.PHONY: changelog
+changelog: venv ## render CHANGELOG.md from changelogs/ (add a fragment in changelogs/fragments/ first)
+	tools/dev/changelog
 
 .PHONY: sanity
 sanity: venv ## ansible-test sanity from a generated ansible_collections tree
@@ -72,7 +85,7 @@ demo-rollout: ## after `make demo`: roll a flag change out to the lab fleet, can
 		-e '{"sglang_server_extra_args": $(or $(CHANGE),{"enable_torch_compile": true})}'
 
 .PHONY: demo-tune
-demo-tune: ## after `make demo`: try candidate flags one at a time on lab1, keep only real gains (report in build/tune/)
+demo-tune: ## after `make demo`: try candidate flags one at a time on lab1, keep only real gains (it prints where the report went)
 	ansible-playbook -i $(LAB_INVENTORY) -i build/lab-inventory.json playbooks/tune.yml -e tune_host=lab1
 
 .PHONY: bench
