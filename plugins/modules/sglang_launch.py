@@ -191,7 +191,9 @@ last_good_probe:
 failure:
   description: >-
     The diagnosis of a failed launch - outcome, reason, cause (a label from docs/startup-failure-causes.md, or
-    stalled, timeout, unknown), hint, phase, phases, traceback (whole), error_message, fatal_line, last_lines,
+    stalled, timeout, unknown), hint, phase, phases, traceback (whole, the one that explains the failure),
+    tracebacks (every traceback of the start, each whole), error_message and fatal_line (SGLang's own words
+    whenever it printed any), systemd_line (systemd's own lines about the end, beside them), last_lines,
     unit state. Secrets are masked.
   type: dict
   returned: when the launch failed
@@ -231,7 +233,8 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.snapshot i
     changed_files, current_state, load_manifest, restore_snapshot, save_snapshot)
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.systemd import (
     JournalFollower, http_status, journal_cursor, readiness_path, show_unit)
-from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.watch import TRACEBACK_GRACE_S, StartWatch
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.watch import (
+    EXIT_VERDICT_S, LINES_QUIET_S, TRACEBACK_GRACE_S, StartWatch)
 
 TICK_S = 0.1
 PROBE_INTERVAL_S = 0.15
@@ -252,6 +255,8 @@ class LaunchTimings(NamedTuple):
     tick_s: float = TICK_S  # longest wait for a journal entry before the unit and HTTP are looked at again
     probe_interval_s: float = PROBE_INTERVAL_S  # between two readiness requests
     traceback_grace_s: float = TRACEBACK_GRACE_S  # see watch.TRACEBACK_GRACE_S
+    exit_verdict_s: float = EXIT_VERDICT_S  # see watch.EXIT_VERDICT_S: the verdict comes this soon after the exit
+    lines_quiet_s: float = LINES_QUIET_S  # see watch.LINES_QUIET_S
 
 
 class ReadinessProber:
@@ -338,7 +343,8 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
         prober = ReadinessProber(self.host, self.port, self.path, self.http_check, interval=self.timings.probe_interval_s)
         watch = StartWatch(started_at=started_at, timeout=params["timeout"], stall_timeout=params["stall_timeout"],
                            stall_timeouts=params["stall_timeouts"], old_invocation=before.get("InvocationID", ""), secrets=self.secrets,
-                           hostname=self.hostname, traceback_grace_s=self.timings.traceback_grace_s)
+                           hostname=self.hostname, traceback_grace_s=self.timings.traceback_grace_s,
+                           exit_verdict_s=self.timings.exit_verdict_s, lines_quiet_s=self.timings.lines_quiet_s)
         ready: Optional[Dict[str, Any]] = None
         settle_until = 0.0
         try:
@@ -346,7 +352,10 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
             self.run_command(["systemctl", "reset-failed", self.unit])  # a finished crash loop's start limit would refuse the start
             self.systemctl("restart", "--no-block", self.unit)
             while True:
-                for entry in follower.read(self.timings.tick_s):
+                # Never sleep past the moment the verdict is due (the exit's deadline): it lands within 0.5 s of the exit.
+                due = watch.next_check(time.time())
+                wait = self.timings.tick_s if due is None else min(self.timings.tick_s, max(0.005, due))
+                for entry in follower.read(wait):
                     watch.on_entry(entry, time.time())
                 now = time.time()
                 watch.on_unit(show_unit(self.run_command, self.unit), now)
@@ -496,6 +505,9 @@ def failure_message(unit: str, launch: Dict[str, Any], result: Dict[str, Any]) -
     text = "SGLang (%s) failed to start: %s; cause %s in phase %s." % (unit, launch["reason"], launch["cause"], launch.get("phase") or "none")
     if launch.get("error_message"):
         text += " Error: %s." % launch["error_message"]
+    systemd_line = (launch.get("systemd_line") or "").split("\n")[0]
+    if systemd_line and systemd_line != launch.get("error_message"):
+        text += " systemd: %s." % systemd_line.rstrip(".")
     text += " Hint: %s." % str(launch["hint"]).rstrip(". ")
     if result.get("rolled_back"):
         rollback = result["rollback"]

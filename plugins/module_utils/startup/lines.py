@@ -5,15 +5,20 @@
 
 Why a module of its own: a line reaches the scanner two ways. The launch module follows the journal, whose
 entries are structured already (message, PID, identifier, time): :func:`from_journal` takes them as they are,
-without a text round trip. Logs pasted from elsewhere (``journalctl`` in any ``short`` format, ``cat``,
-docker compose, a Ray actor) are text: :func:`parse_line` strips whatever prefix the transport added. Both give
-the same :class:`LogLine`, so everything after this module reads one shape.
+without a text round trip. Logs pasted from elsewhere are text, and real ones arrive through relays that each
+add their own prefix: ``journalctl`` in any ``short`` format (with or without the host), docker compose and
+docker's json-file driver, Kubernetes and Google Cloud Logging exports (a time, sometimes a severity), Ray actors
+(``(Actor pid=N)`` and Ray's ``[repeated Nx across cluster]`` suffix), and launchers that relay a child's
+stderr as ``date | LEVEL | stderr | line`` (FastChat, Transformer Lab). :func:`parse_line` strips whatever the
+transport added, relay inside relay. Both give the same :class:`LogLine`, so everything after this module reads
+one shape.
 
 Runs on the target's Python (>= 3.9), standard library only.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from typing import List, NamedTuple, Optional
@@ -25,12 +30,29 @@ _JOURNAL_RE = re.compile(
     r"^(?P<time>[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?"
     r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
     r"|(?:[A-Z][a-z]{2} )?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: [A-Z]{2,5})?)"
-    r" (?P<host>\S+) (?P<ident>[^\s\[\]:]+)(?:\[(?P<pid>\d+)\])?: ?(?P<msg>.*)$"
+    r" (?P<host>[^\s\[\]:]+) (?P<ident>[^\s\[\]:]+)(?:\[(?P<pid>\d+)\])?: ?(?P<msg>.*)$"
+)
+# ... and syslog's time with the host left out by the paste: ``Mar 18 11:23:46 unit[931930]: message`` (PID required).
+_JOURNAL_NO_HOST_RE = re.compile(
+    r"^(?P<time>[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?) (?P<ident>[^\s\[\]:]+)\[(?P<pid>\d+)\]: ?(?P<msg>.*)$"
 )
 # docker compose: ``svc-1  | message`` (at least one space before the bar, at most one after it is eaten).
 _COMPOSE_RE = re.compile(r"^(?P<svc>[A-Za-z0-9][\w.-]*) +\| ?(?P<msg>.*)$")
-# Ray actors: ``(SGLangEngine pid=23902) message``.
-_RAY_RE = re.compile(r"^\((?P<actor>[\w:.-]+) pid=(?P<pid>\d+)(?:, ip=[\d.]+)?\) ?(?P<msg>.*)$")
+# Ray actors: ``(SGLangEngine pid=23902) message``, ``(pid=23902, ip=10.0.0.2) message``.
+_RAY_RE = re.compile(r"^\((?:(?P<actor>[\w:.-]+) )?pid=(?P<pid>\d+)(?:, ip=[\w.:]+)?\) ?(?P<msg>.*)$")
+# Ray's de-duplication suffix: ``message [repeated 7x across cluster]``.
+_RAY_REPEATED_RE = re.compile(r" \[repeated \d+x across cluster\]$")
+# Relays that put a time (and a level) before the program's own line, stripped in any combination (bounded):
+# Kubernetes CRI (``2025-04-05T00:01:19.209237575Z stderr F ``), ``kubectl logs --timestamps`` and Google Cloud
+# Logging exports (``ERROR 2025-04-05T00:01:19.209Z ``), and launchers relaying a child's stderr as
+# ``2025-07-02 16:41:32 | ERROR | stderr | `` (one space after the last bar is the relay's, the rest is the line's).
+_RELAY_RE = re.compile(
+    r"^(?:(?:DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL|ALERT|EMERGENCY) )?"
+    r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d) (?:(?:stdout|stderr) [FP] )?"
+    r"|^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \| [A-Z]+ +\| [\w.-]+ \| ?"
+)
+# docker's json-file driver: ``{"log":"message\n","stream":"stderr","time":"..."}``.
+_DOCKER_JSON_PREFIX = '{"log":'
 # SGLang's record prefix: ``[2025-06-23 15:37:01 DP0 TP1 EP1] body`` or ``[23:17:01 TP7] body``.
 _RECORD_RE = re.compile(
     r"^\[(?P<time>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?|\d\d:\d\d:\d\d(?:[.,]\d+)?)"
@@ -42,7 +64,10 @@ _SYSTEMD_LINE_RE = re.compile(r"^[\w@.\\-]+\.(?:service|scope): ")
 # ... and those that say the unit's process is gone. The only place that knows these words.
 _SYSTEMD_EXIT_RE = re.compile(
     r"(?:^|\.service: )(?:Main process exited, code=|Failed with result '|Control process exited, code=)"
+    r"|^Unit \S+ entered failed state"  # systemd before v232
 )
+# ... and those that say a (new) process of the unit is starting: what the journal showed before belongs to the old one.
+_SYSTEMD_START_RE = re.compile(r"^(?:Started|Starting) ")
 
 
 class LogLine(NamedTuple):
@@ -79,20 +104,59 @@ def parse_line(line: str) -> LogLine:
     raw = line.rstrip("\r\n")
     if "\x1b" in raw:
         raw = _ANSI_RE.sub("", raw)
-    msg = raw
-    pid = ident = journal_time = None
-    match = _JOURNAL_RE.match(msg)
-    if match:
-        msg, pid, ident, journal_time = match.group("msg"), match.group("pid"), match.group("ident"), match.group("time")
-    if msg[:1] not in ("", " ", "\t", "[", "("):
-        match = _COMPOSE_RE.match(msg)
-        if match:
-            msg = match.group("msg")
-    if msg[:1] == "(":
+    msg, pid, ident, journal_time = _strip_relays(raw, None, None, None)
+    return _split_record(raw, msg, pid, ident, journal_time)
+
+
+def _strip_relays(msg: str, pid: Optional[str], ident: Optional[str],
+                  journal_time: Optional[str]) -> "tuple[str, Optional[str], Optional[str], Optional[str]]":
+    """Every transport prefix off ``msg``, relay inside relay (a Ray actor under docker compose ...; bounded), with
+    the PID, identifier and time the prefixes carried (each overrides what an outer prefix or the journal said)."""
+    if msg.startswith(_DOCKER_JSON_PREFIX):
+        msg = _docker_json_message(msg)
+    for _relay in range(3):
+        stripped, pid_found, ident_found, time_found = _strip_prefix(msg)
+        if stripped is msg:
+            break
+        msg = stripped
+        pid = pid_found or pid
+        ident = ident_found or ident
+        journal_time = time_found or journal_time
+    if msg.endswith("across cluster]"):
+        msg = _RAY_REPEATED_RE.sub("", msg)
+    return msg, pid, ident, journal_time
+
+
+def _docker_json_message(text: str) -> str:
+    """The ``log`` field of one line of docker's json-file log, without its newline; the text itself when broken."""
+    try:
+        entry = json.loads(text)
+    except ValueError:
+        return text
+    message = entry.get("log") if isinstance(entry, dict) else None
+    return message.rstrip("\r\n") if isinstance(message, str) else text
+
+
+def _strip_prefix(msg: str) -> "tuple[str, Optional[str], Optional[str], Optional[str]]":
+    """One transport prefix off ``msg``: (the rest, PID, identifier, journal time); ``msg`` itself when it has none."""
+    first = msg[:1]
+    if first in ("", " ", "\t", "["):
+        return msg, None, None, None
+    if first == "(":
         match = _RAY_RE.match(msg)
         if match:
-            msg, pid = match.group("msg"), match.group("pid")
-    return _split_record(raw, msg, pid, ident, journal_time)
+            return match.group("msg"), match.group("pid"), None, None
+        return msg, None, None, None
+    match = _JOURNAL_RE.match(msg) or _JOURNAL_NO_HOST_RE.match(msg)
+    if match:
+        return match.group("msg"), match.group("pid"), match.group("ident"), match.group("time")
+    match = _RELAY_RE.match(msg)
+    if match and match.end():
+        return msg[match.end():], None, None, None
+    match = _COMPOSE_RE.match(msg)
+    if match:
+        return match.group("msg"), None, None, None
+    return msg, None, None, None
 
 
 def journal_time_text(timestamp: float) -> str:
@@ -101,10 +165,11 @@ def journal_time_text(timestamp: float) -> str:
 
 
 def from_journal(message: str, pid: Optional[int], identifier: str, timestamp: float, hostname: str) -> List[LogLine]:
-    """The lines of one structured journal entry, read as they are (no prefix to parse).
+    """The lines of one structured journal entry, read as they are (the journal's fields need no parsing).
 
     Why a list: journald keeps a message with embedded newlines as one entry; each of its lines is a line of
-    the log, and the lines after the first carry nothing of the entry, as in ``journalctl`` output. ``raw``
+    the log, and the lines after the first carry nothing of the entry, as in ``journalctl`` output. A relay's
+    prefix inside the message (a unit that runs Ray, docker, a launcher) is stripped as :func:`parse_line` does. ``raw``
     is the line as ``journalctl -o short-iso`` would show it (with microseconds, in UTC): what the failure
     report's last lines show.
     """
@@ -116,7 +181,8 @@ def from_journal(message: str, pid: Optional[int], identifier: str, timestamp: f
     pid_text = str(pid) if pid else None
     when = journal_time_text(timestamp)
     raw = "%s %s %s%s: %s" % (when, hostname, ident, "[%s]" % pid_text if pid_text else "", first)
-    lines = [_split_record(raw, first, pid_text, ident, when)]
+    msg, relay_pid, _ident, _time = _strip_relays(first, pid_text, ident, when)  # the unit may relay another's output
+    lines = [_split_record(raw, msg, relay_pid, ident, when)]
     if newline:
         lines.extend(parse_line(part) for part in rest.split("\n"))
     return lines
@@ -134,3 +200,12 @@ def is_systemd_exit(line: LogLine) -> bool:
     not reach ready and tells the launch that the dead process's lines have all arrived.
     """
     return is_systemd_line(line) and bool(_SYSTEMD_EXIT_RE.search(line.msg))
+
+
+def is_systemd_start(line: LogLine) -> bool:
+    """Whether the line is systemd's word that it starts the unit (``Starting ...``, ``Started ...``).
+
+    Why it matters: the launch follows the journal from a cursor taken before the restart, so the old process's
+    last words (its stop, even systemd's own exit lines about it) can come first; they are not this start's.
+    """
+    return is_systemd_line(line) and bool(_SYSTEMD_START_RE.match(line.msg))

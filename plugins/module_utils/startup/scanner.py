@@ -3,11 +3,12 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Startup-log scanner for SGLang: follow the phases of a start and decide ready / failed / starting.
 
-Why a pure scanner: the launch module follows the unit's journal and must give a verdict within about a
-second of the fatal line, with the whole traceback, a cause label and a concrete hint
+Why a pure scanner: the launch module follows the unit's journal and must give a verdict within half a
+second of the process's exit, with the whole traceback, a cause label and a concrete hint
 (docs/reference/sglang.md#launch-contract). The state machine that reads a start lives here, away from systemd and
-HTTP, so it is tested on real SGLang logs copied from public issues (``tests/unit/plugins/module_utils/data/startup_logs``). What a
-line is made of lives in :mod:`.lines`, what a failure means (labels, rules, hints) in :mod:`.causes`.
+HTTP, so it is tested on real SGLang logs: the verbatim corpus in ``tests/data/startup_corpus`` and the test logs in
+``tests/unit/plugins/module_utils/data/startup_logs``. What a line is made of lives in :mod:`.lines`, what a
+failure means (labels, rules, hints) in :mod:`.causes`.
 
 What it knows about SGLang logs (docs/reference/sglang.md#startup-log-lines, #fatal-markers-and-exit):
 
@@ -22,12 +23,22 @@ What it knows about SGLang logs (docs/reference/sglang.md#startup-log-lines, #fa
   ``Received sigquit from a child process``, an uncaught top-level exception, and a few unmistakable
   lines (``Failed: Cuda error ...``, uvicorn's bind error, systemd's ``Main process exited``);
 * ``Received sigquit`` often arrives *before* the scheduler's traceback (two processes race on one pipe),
-  so a generic fatal marker waits, boundedly, for the traceback that explains it (``pending``).
+  so a generic fatal marker waits, boundedly, for the traceback that explains it (``pending``);
+* serving is ready too: decode batches with running requests, or generation requests answered 200 beyond the one
+  warmup request, mean the server was up, so a traceback after them is a runtime error, not a failed start, even
+  when the excerpt does not hold the ready line.
+
+What real logs look like, and what the scanner does about it: a traceback without its header (a tail, a UI that
+keeps the last error, lost indentation) is collected from its first frame or chain separator; a decisive line
+alone (a CUDA OOM, a gated repository, an undefined symbol) is kept as evidence for when the start has failed;
+Python 3.11 caret lines and elided frames (``...``) stay inside the traceback; an exception message ends at a line
+of another process or at a line that starts something else, also without the blank line that journald drops;
+an argparse rejection whose ``error:`` line was lost still shows its ``usage:`` banner.
 
 Two inputs, one state machine: :meth:`StartupLogScanner.feed_entry` takes the journal's structured entries
 as the launch module follows them; :meth:`StartupLogScanner.feed` (and :func:`scan_startup_log`) takes pasted
-text, with or without a journal, docker compose or Ray prefix. Tracebacks of different ranks are kept apart
-by rank tag and journal PID. Every text field of the result passes through :func:`redact.redact`.
+text, with or without a relay's prefix (:mod:`.lines`). Tracebacks of different ranks are kept apart by rank tag
+and journal PID. Every text field of the result passes through :func:`redact.redact`.
 
 Runs on the target's Python (>= 3.9), standard library only.
 """
@@ -39,9 +50,9 @@ import re
 from typing import Any, Deque, Dict, Iterable, List, Optional, Tuple
 
 from ansible_collections.gpufleet.sglang.plugins.module_utils.secrets import find_secrets, may_contain_secret, redact
-from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.causes import cause_for, hint_for
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.causes import cause_in_tiers, hint_for, is_notable
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.lines import (
-    LogLine, from_journal, is_systemd_exit, is_systemd_line, parse_line)
+    LogLine, from_journal, is_systemd_exit, is_systemd_line, is_systemd_start, parse_line)
 
 # Startup phases in the order SGLang goes through them (docs/reference/sglang.md#startup-phases).
 PHASES = (
@@ -63,9 +74,13 @@ CANDIDATE_WINDOW_LINES = 50  # a plain traceback closed this close to a fatal ma
 TRACEBACK_HEAD_LINES = 1000  # very long tracebacks keep their head and tail, with a count of what was left out
 TRACEBACK_TAIL_LINES = 1000
 TAIL_BUFFER_LINES = 40  # lines held while deciding whether text after a blank line still belongs to an exception
+MAX_TRACEBACKS = 16  # tracebacks returned whole (``tracebacks``): the first ones, then a count of the rest
 LAST_LINES = 20  # last log lines returned for the failure report
-CONTEXT_LINES = 20
+CONTEXT_LINES = 20  # notable lines outside tracebacks kept as evidence (the newest)
+SYSTEMD_LINES = 8  # systemd's own lines about the unit's end, returned beside SGLang's message
 MAX_LEARNED_SECRETS = 64  # values learned from secret-looking fields of the log, masked in everything returned
+USAGE_WINDOW_LINES = 100  # an ``error:`` line this close after a ``usage:`` banner is the parser's
+_NO_HEADER = "(the log holds no 'Traceback (most recent call last):' line above this)"
 
 _TB_START_RE = re.compile(r"^(?P<pre>.*?)Traceback \(most recent call last\):\s*$")
 # Headers SGLang prints before a traceback on its fatal paths (scheduler, detokenizer, DP controller, warmup; 0.3-era
@@ -80,6 +95,8 @@ _CHAIN_RE = re.compile(
     r"^(?:During handling of the above exception, another exception occurred:"
     r"|The above exception was the direct cause of the following exception:)\s*$"
 )
+# Python 3.11+ caret lines under a frame's code, and the elisions people put into pasted frames.
+_CODE_MARK_RE = re.compile(r"^[\s^~]*[\^~][\s^~]*$|^(?:\.{3,}|…+|\[\.\.\.\]|。+|\[Previous line repeated \d+ more times?\])$")
 # Used only to tell an unindented exception line from an unindented code line (pasted logs lose indentation).
 _EXC_LIKE_RE = re.compile(
     r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault|Timeout)\b(?::|$)"
@@ -90,6 +107,13 @@ _LOGLIKE_RE = re.compile(
     r"^(?:\[(?:\d|Gloo\]|rank\d)|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b[: ]|[IWEF]\d{4} \d\d:\d\d:\d\d"
     r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d|\S+:\d+:\d+ \[\d+\] NCCL |Killed\b|Loading (?:safetensors|pt) checkpoint"
     r"|Capturing (?:batches|CUDA graph)|usage: |[\w./-]+(?: serve)?: error: |[\w@.\\-]+\.(?:service|scope): )"
+)
+# Lines that start something new: never more of an exception message, even without the blank line between them
+# (journald drops empty lines, so a journal has none).
+_MESSAGE_BREAK_RE = re.compile(
+    r"^(?:Exception ignored in|Process [\w-]+:$|Fatal Python error:|Thread 0x|Current thread 0x|Extension modules:"
+    r"|Special tokens have been added|Initialization failed\.|Received sigquit|--- Logging error ---|Call stack:"
+    r"|Failed: Cuda error|srun: |\S+\.sh: line \d+:|frame #\d+:|Exception raised from )"
 )
 # An uncaught exception at the top of a process: the interpreter is exiting.
 _TOPLEVEL_FUNCS = frozenset(("<module>", "_run_module_as_main", "_run_code"))
@@ -114,18 +138,13 @@ _MARKERS = (
     (re.compile(r"Initialization failed\. Please see the error messages above"), False),
     (re.compile(r"Subprocess \S+ \(pid=\d+\) crashed with exit code"), False),
     (re.compile(r"Child process unexpectedly failed with an exit code"), False),
+    (re.compile(r"Rank \d+ scheduler is dead"), False),
     (re.compile(r"^Killed$"), False),
     (re.compile(r"^Failed: Cuda error"), True),
     (re.compile(r"error while attempting to bind on address"), True),
 )
-# Notable lines outside tracebacks that explain a failure whose traceback does not (kept, bounded).
-_CONTEXT_RE = re.compile(
-    r"Ignore import error when loading|NCCL WARN|socketStartConnect|timed out after \d+ ?ms|\[c10d\][^\n]{0,200}time"
-    r"|ninja: build stopped|nvcc fatal|fatal error: |collect2: error|no kernel image|not compatible with the current PyTorch"
-    r"|NVIDIA driver on your system is too old|Found no NVIDIA driver|Failed: Cuda error|scheduler died during initialization"
-    r"|error while attempting to bind",
-    re.IGNORECASE,
-)
+# A new start of the server in a pasted log (SGLang prints its arguments first): what came before was another start.
+_NEW_START_RE = re.compile(r"^server_args=")
 
 # One search per line finds the phase a line announces; the first matching group wins.
 _PHASE_RE = re.compile(
@@ -141,6 +160,11 @@ _PHASE_RE = re.compile(
     r"|(?P<ready>fired up and ready to roll)",
     re.IGNORECASE,
 )
+# Serving: a decode batch with requests running, a prefill batch (more than the warmup's one per rank), a
+# generation request answered 200 (more than the warmup's one, or any before the log showed the server come up).
+_DECODE_SERVING_RE = re.compile(r"Decode batch[.,] #running-req: [1-9]")
+_PREFILL_RE = re.compile(r"Prefill batch[.,] ")
+_GENERATION_OK_RE = re.compile(r'"POST /(?:generate|v1/chat/completions|v1/completions|v1/embeddings|encode)\b[^"]*" 200\b')
 
 
 class _Traceback:  # pylint: disable=too-many-instance-attributes
@@ -150,15 +174,17 @@ class _Traceback:  # pylint: disable=too-many-instance-attributes
     """
 
     __slots__ = ("head", "rest", "omitted", "pid", "tags", "header_line", "fatal", "state", "blanks", "tail",
-                 "tail_lines", "last_kind", "exception_line", "part_frames", "last_line", "closed", "closed_at")
+                 "tail_lines", "last_kind", "exception_line", "part_frames", "last_line", "closed", "closed_at", "headerless")
 
-    def __init__(self, pid: Optional[str], tags: Optional[str], header_line: Optional[str], line_no: int) -> None:
-        self.head: List[str] = ["Traceback (most recent call last):"]
+    def __init__(self, pid: Optional[str], tags: Optional[str], header_line: Optional[str], line_no: int,
+                 headerless: bool = False) -> None:
+        self.head: List[str] = [] if headerless else ["Traceback (most recent call last):"]
         self.rest: Deque[str] = collections.deque(maxlen=TRACEBACK_TAIL_LINES)
         self.omitted = 0
         self.pid = pid
         self.tags = tags
         self.header_line = header_line
+        self.headerless = headerless
         self.fatal = False
         self.state = "frames"  # frames | exception | tail | chain
         self.blanks = 0
@@ -188,8 +214,9 @@ class _Traceback:  # pylint: disable=too-many-instance-attributes
         self.rest.append(text)
 
     def text(self) -> str:
-        """The traceback as one string, without trailing blank lines."""
-        lines = list(self.head)
+        """The traceback as one string, without trailing blank lines; a headerless one says so in its first line."""
+        lines = [_NO_HEADER] if self.headerless else []
+        lines.extend(self.head)
         if self.omitted:
             lines.append(f"... {self.omitted} traceback lines omitted ...")
         lines.extend(self.rest)
@@ -203,8 +230,12 @@ class _Traceback:  # pylint: disable=too-many-instance-attributes
         same_pid = self.pid is None or line.pid is None or self.pid == line.pid
         return same_tags and same_pid
 
+    def other_process(self, line: LogLine) -> bool:
+        """Whether the journal says the line comes from another process than this traceback's."""
+        return self.pid is not None and line.pid is not None and self.pid != line.pid
 
-class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
+
+class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-many-public-methods
     """Incremental scanner: feed journal entries (or pasted lines) as they arrive, ask for the verdict at any time.
 
     ``feed_entry`` and ``feed`` are O(1) amortised per line; ``result`` builds the report (cheap, call it when needed).
@@ -216,8 +247,15 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
     def __init__(self, secrets: Iterable[str] = (), hostname: str = "localhost") -> None:
         self._secrets: List[str] = [s for s in secrets if isinstance(s, str) and s]
         self._hostname = hostname  # shown in the last lines of followed journal entries, as journalctl shows it
-        self._systemd_exit = False
         self._line_no = 0
+        self._last_lines: Deque[str] = collections.deque(maxlen=LAST_LINES)
+        self._closed = False
+        self._started_seen = False
+        self._reset()
+
+    def _reset(self) -> None:
+        """Forget the start seen so far: a new start begins (a pasted log of two starts, the old process's last words)."""
+        self._systemd_exit = False
         self._phases: List[Dict[str, Any]] = []
         self._seen_phases: set = set()
         self._phase: Optional[str] = None
@@ -229,18 +267,24 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
         self._fatal_tb: Optional[_Traceback] = None
         self._marker_intrinsic = False
         self._markers: List[str] = []
+        self._systemd_lines: Deque[str] = collections.deque(maxlen=SYSTEMD_LINES)
         self._argparse_line: Optional[str] = None
+        self._usage_line: Optional[str] = None
         self._usage_at = -1000
         self._pending_header: Optional[Tuple[int, LogLine]] = None
         self._open: List[_Traceback] = []
         self._last_closed: Optional[_Traceback] = None
+        self._all: List[_Traceback] = []
         self._tracebacks = 0
         self._context: Deque[str] = collections.deque(maxlen=CONTEXT_LINES)
-        self._last_lines: Deque[str] = collections.deque(maxlen=LAST_LINES)
-        self._closed = False
+        self._import_errors: Deque[str] = collections.deque(maxlen=4)
+        self._orphan: Optional[str] = None  # the last exception line seen outside any traceback
         self._exited = False
         self._frozen = False
+        self._decision: Optional[Tuple[Optional[_Traceback], Optional[str], Optional[str], Optional[str], Optional[str]]] = None
         self._weights_loaded = False  # "Load weight end" seen: an OOM from here on is not about the weights
+        self._prefills: Dict[str, int] = {}
+        self._generations_ok = 0
 
     # ----------------------------------------------------------------------------------------------- input
     def feed(self, line: Any, timestamp: Any = None) -> None:
@@ -272,14 +316,17 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
         """No more lines will come: finish open tracebacks and make the verdict final.
 
         ``exited`` says the process ended (the unit left ``active``, the main PID is gone): a start that did
-        not reach ready then failed, with the best evidence seen. With ``exited=False`` (the caller only stops
-        reading) a start without failure evidence stays "starting".
+        not reach ready then failed, with the best evidence seen (a ``usage:`` banner alone is the argument
+        parser's rejection). With ``exited=False`` (the caller only stops reading) a start without failure
+        evidence stays "starting".
         """
         if self._closed:
             return
         for tb in list(self._open):
             self._close_traceback(tb)
         if exited and not self._ready and not self._failed:
+            if self._usage_line is not None and self._fatal_tb is None and self._phase in (None, "process_started"):
+                self._argparse_line = self._usage_line
             self._fail(None)
         self._exited = exited
         self._closed = True
@@ -297,6 +344,11 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
         lines, so from here on the evidence is complete (counted even after the verdict froze)."""
         return self._systemd_exit
 
+    @property
+    def systemd_lines(self) -> List[str]:
+        """systemd's own lines about the unit's end, redacted (for the caller's reason text, without a whole report)."""
+        return [redact(line, self._secrets) for line in self._systemd_lines]
+
     def current_phase(self) -> Optional[str]:
         """The latest phase reached, without building the whole report."""
         return self._phase
@@ -306,21 +358,20 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
         """Whether the verdict can no longer change."""
         return self._final_state()[0]
 
-    def result(self) -> Dict[str, Any]:
+    def result(self) -> Dict[str, Any]:  # pylint: disable=too-many-locals
         """Return the verdict with its evidence; every text field is redacted."""
         final, pending = self._final_state()
-        tb = self._evidence_traceback()
-        error_message = self._error_message(tb)
-        evidence = self._evidence(tb)
         if self._ready:
-            outcome, cause = "ready", None
+            outcome = "ready"
         elif self._failed:
-            outcome, cause = "failed", self._cause(evidence)
+            outcome = "failed"
         else:
-            outcome, cause = "starting", None
+            outcome = "starting"
+        tb, cause, error_message, fatal_line, evidence = self._decision or self._decide()
         phase = self._phase
         secrets = self._secrets
         hint_phase = "kv_cache_allocated" if (phase == "weights_loading" and self._weights_loaded) else phase
+        failed = outcome == "failed"
 
         def red(text: Optional[str]) -> Optional[str]:
             return redact(text, secrets) if text else text
@@ -331,11 +382,14 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
             "hint": red(hint_for(cause, error_message, hint_phase, evidence)),
             "phase": phase,
             "phases": [dict(entry, line=red(entry["line"])) for entry in self._phases],
-            "traceback": red(tb.text()) if (tb is not None and outcome == "failed") else None,
-            "fatal_line": red(self._fatal_line) if outcome == "failed" else None,
-            "error_message": red(error_message) if outcome == "failed" else None,
+            "traceback": red(tb.text()) if (tb is not None and failed) else None,
+            "tracebacks": [red(each.text()) for each in self._all] if failed else [],
+            "tracebacks_omitted": max(0, self._tracebacks - len(self._all)) if failed else 0,
+            "fatal_line": red(fatal_line) if failed else None,
+            "error_message": red(error_message) if failed else None,
+            "systemd_line": red("\n".join(self._systemd_lines)) if (failed and self._systemd_lines) else None,
             "ready_line": red(self._ready_line),
-            "rank": (tb.tags or None) if (tb is not None and outcome == "failed") else None,
+            "rank": (tb.tags or None) if (tb is not None and failed) else None,
             "is_final": final,
             "pending": pending,
             "tracebacks_seen": self._tracebacks,
@@ -344,6 +398,20 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
         }
 
     # ----------------------------------------------------------------------------------------------- internals
+    def _decide(self) -> Tuple[Optional[_Traceback], Optional[str], Optional[str], Optional[str], str]:
+        """(the traceback that explains the failure, cause, error message, fatal line, the evidence as one text)."""
+        tb = self._evidence_traceback()
+        tiers = self._tiers(tb)
+        cause, decided_by = None, None
+        if self._failed and not self._ready:
+            if self._argparse_line is not None:
+                cause = "invalid_arguments"
+            else:
+                cause, decided_by, tier = cause_in_tiers(tiers, "\n".join(self._import_errors))
+                if tier == 1:
+                    tb = self._traceback_with(decided_by) or tb
+        return tb, cause, self._error_message(tb, decided_by), self._own_fatal_line(tb, decided_by), "\n".join(tiers)
+
     def _feed_line(self, info: LogLine, timestamp: Any) -> None:
         self._line_no += 1
         if info.raw:
@@ -353,12 +421,29 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
                 if len(value) >= 6 and value not in self._secrets and len(self._secrets) < MAX_LEARNED_SECRETS:
                     self._secrets.append(value)
         systemd = is_systemd_line(info)
-        if systemd and not self._systemd_exit and is_systemd_exit(info):
+        exit_line = systemd and is_systemd_exit(info)
+        if exit_line:
             self._systemd_exit = True
-        if self._closed or self._ready or self._frozen:
+        if systemd and (exit_line or is_notable(info.msg)) and not self._closed:
+            self._systemd_lines.append(info.msg.strip())  # beside SGLang's own message, also after the verdict froze
+        if self._closed:
+            return
+        if systemd and not self._started_seen and is_systemd_start(info):
+            # systemd starts the unit: what came before (the old process's stop, even a traceback it printed while
+            # shutting down) is not this start's. Only the first such line: a later one is systemd restarting it.
+            self._started_seen = True
+            self._reset()
+            self._enter_phase("process_started", info, timestamp)
+            return
+        if self._frozen:
+            self._collect(info)
+            return
+        if self._ready:
             return
         if self._failed and self._final_state()[0]:
+            self._decision = self._decide()  # the verdict can no longer change: later lines only add tracebacks
             self._frozen = True
+            self._collect(info)
             return
         if self._phase is None and info.raw.strip():
             self._enter_phase("process_started", info, timestamp)
@@ -372,12 +457,33 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
             return
         self._standalone(info, timestamp)
 
+    def _collect(self, info: LogLine) -> None:
+        """After the verdict froze: keep collecting the tracebacks that follow (other ranks fail too), nothing else."""
+        if is_systemd_line(info):
+            if is_systemd_exit(info):
+                for tb in list(self._open):
+                    self._close_traceback(tb)
+            return
+        for tb in list(self._open):
+            if self._line_no - tb.last_line > STALE_TRACEBACK_LINES:
+                self._close_traceback(tb)
+        if self._open and self._route(info):
+            return
+        body = info.body
+        start = _TB_START_RE.match(body)
+        if start:
+            self._start_traceback(info, start.group("pre").strip())
+            return
+        frame = _FRAME_RE.match(body)
+        if frame or _CHAIN_RE.match(body.strip()):
+            self._start_headerless(info, frame)
+
     def _systemd(self, info: LogLine) -> None:
         """systemd's own lines about the unit: an exit before ready is fatal; never part of a traceback."""
         if is_systemd_exit(info):
             for tb in list(self._open):  # the process is gone: whatever it printed is complete
                 self._close_traceback(tb)
-            self._marker(info.msg.strip(), False, info.msg.strip())
+            self._fail(None)
 
     def _route(self, info: LogLine) -> bool:
         """Give the line to the open traceback it continues; True if a traceback took it."""
@@ -399,7 +505,7 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
             tb.last_line = self._line_no
         return taken
 
-    def _continue(self, tb: _Traceback, info: LogLine) -> bool:  # pylint: disable=too-many-return-statements
+    def _continue(self, tb: _Traceback, info: LogLine) -> bool:  # pylint: disable=too-many-return-statements,too-many-branches
         """Decide whether ``info`` continues ``tb`` (Python's traceback layout), closing ``tb`` when it ends.
 
         Returns True when ``tb`` took the line; False when the line is not part of it (and ``tb`` may have
@@ -420,21 +526,33 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
             return True
         frame = _FRAME_RE.match(msg)
         if frame:
-            if tb.state == "exception":  # an unindented paste fooled us: that "exception" was a code line
-                tb.exception_line = None
+            if tb.state == "exception":
+                if tb.other_process(info):
+                    self._close_traceback(tb)  # another process's traceback without its header
+                    return False
+                tb.exception_line = None  # an unindented paste fooled us: that "exception" was a code line
             tb.append(msg)
             tb.state, tb.last_kind = "frames", "frame"
             tb.part_frames += 1
             if tb.part_frames == 1 and self._is_toplevel(frame):
                 self._make_fatal(tb)
             return True
-        if _TB_START_RE.match(msg):
+        start = _TB_START_RE.match(msg)
+        if start:
+            pre = start.group("pre").strip()
+            if tb.state == "frames" and pre and msg[:1] not in (" ", "\t") and _EXC_LIKE_RE.match(pre):
+                # an exception whose message carries another process's traceback (``RuntimeError: Initialization
+                # failed. controller_init_state: Traceback ...``): one traceback, read on into the nested one
+                tb.append(msg)
+                tb.exception_line = text
+                tb.state, tb.last_kind, tb.part_frames = "frames", "header", 0
+                return True
             self._close_traceback(tb)
             return False
         if tb.state == "frames":
             return self._continue_frames(tb, msg, text)
         # state "exception": more lines of a multi-line message, or the end of the traceback
-        if _LOGLIKE_RE.match(text):
+        if _LOGLIKE_RE.match(text) or _MESSAGE_BREAK_RE.match(text) or tb.other_process(info):
             self._close_traceback(tb)
             return False
         if tb.blanks == 0:
@@ -449,7 +567,10 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
     def _continue_frames(self, tb: _Traceback, msg: str, text: str) -> bool:
         """Between frames: a code line, the exception line, or another process's line that is not ours."""
         indented = msg[:1] in (" ", "\t")
-        if not indented and _LOGLIKE_RE.match(text):
+        if _CODE_MARK_RE.match(text):
+            tb.append(msg)  # a caret line (Python 3.11+) or an elision the poster made: still inside the frames
+            return True
+        if not indented and (_LOGLIKE_RE.match(text) or _MESSAGE_BREAK_RE.match(text)):
             return False  # another process's line in the middle of this traceback
         if indented or (tb.last_kind == "frame" and not _EXC_LIKE_RE.match(text)):
             tb.append(msg)
@@ -489,7 +610,7 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
             tb.append(text)
             tb.state, tb.last_kind = "chain", "sep"
             return True
-        if (_LOGLIKE_RE.match(text) or _TB_START_RE.match(msg) or _FRAME_RE.match(msg) or msg[:1] in (" ", "\t")
+        if (_LOGLIKE_RE.match(text) or _MESSAGE_BREAK_RE.match(text) or _TB_START_RE.match(msg) or _FRAME_RE.match(msg)
                 or len(tb.tail) >= TAIL_BUFFER_LINES):
             self._close_traceback(tb)
             return False
@@ -504,7 +625,7 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
             return True
         return func == "_bootstrap" and frame.group("file").endswith("multiprocessing/process.py")
 
-    def _standalone(self, info: LogLine, timestamp: Any) -> None:
+    def _standalone(self, info: LogLine, timestamp: Any) -> None:  # pylint: disable=too-many-return-statements,too-many-branches
         """A line outside any traceback: a traceback start, an argparse error, a fatal marker or a phase line."""
         body = info.body
         text = body.strip()
@@ -514,28 +635,45 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
         if start:
             self._start_traceback(info, start.group("pre").strip())
             return
+        frame = _FRAME_RE.match(body)
+        if frame or _CHAIN_RE.match(text):
+            self._start_headerless(info, frame)
+            return
         if info.record and text.endswith(":") and _FATAL_HEADER_RE.search(text):
             self._pending_header = (self._line_no, info)
         if _USAGE_RE.match(text):
             self._usage_at = self._line_no
+            self._usage_line = self._usage_line or text
             return
         argparse = _ARGPARSE_RE.match(text)
-        if argparse is None and self._line_no - self._usage_at < 100:
+        if argparse is None and self._line_no - self._usage_at < USAGE_WINDOW_LINES:
             argparse = _ARGPARSE_ANY_RE.match(text)
         if argparse:
-            if not self._failed:
+            if not self._failed or (self._fatal_tb is None and not self._markers):
                 self._argparse_line = text
+                self._fatal_line = text
                 self._fail(text)
             return
+        if self._failed and self._fatal_tb is None and _NEW_START_RE.match(text) and not self._final_state()[0]:
+            self._reset()  # the failure seen so far was another start's (its last words came first)
+            self._enter_phase("process_started", info, timestamp)
         for pattern, intrinsic in _MARKERS:
             if pattern.search(text):
                 self._context.append(text)
                 self._marker(info.msg.strip(), intrinsic, text)
                 return
-        if _CONTEXT_RE.search(text):
-            self._context.append(text)
+        self._note(info, text)
         if not self._failed:
             self._detect_phase(info, timestamp)
+
+    def _note(self, info: LogLine, text: str) -> None:
+        """Keep a line that may explain a failure later: a decisive line, an exception line outside a traceback."""
+        if "Ignore import error when loading" in text:
+            self._import_errors.append(text)
+        elif is_notable(text):
+            self._context.append(text)
+        if not info.record and _EXC_LIKE_RE.match(text) and not _LOGLIKE_RE.match(text):
+            self._orphan = text
 
     def _start_traceback(self, info: LogLine, header: str) -> None:
         header_line: Optional[str] = info.msg.strip() if header else None
@@ -549,10 +687,28 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
             fatal = True
         self._pending_header = None
         tb = _Traceback(pid, tags, header_line, self._line_no)
-        self._open.append(tb)
-        self._tracebacks += 1
+        self._register(tb)
         if fatal:
             self._make_fatal(tb)
+
+    def _start_headerless(self, info: LogLine, frame: "Optional[re.Match[str]]") -> None:
+        """Frames (or a chain separator) outside any traceback: a traceback whose header the log does not hold."""
+        tb = _Traceback(info.pid, info.tags, None, self._line_no, headerless=True)
+        self._register(tb)
+        if frame is None:
+            tb.append(info.body.strip())
+            tb.state, tb.last_kind = "chain", "sep"
+            return
+        tb.append(info.body)
+        tb.last_kind, tb.part_frames = "frame", 1
+        if self._is_toplevel(frame):
+            self._make_fatal(tb)
+
+    def _register(self, tb: _Traceback) -> None:
+        self._open.append(tb)
+        self._tracebacks += 1
+        if len(self._all) < MAX_TRACEBACKS:
+            self._all.append(tb)
 
     def _make_fatal(self, tb: _Traceback) -> None:
         tb.fatal = True
@@ -575,7 +731,10 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
             self._last_closed = tb
         for info in held:  # lines held after a blank turned out not to belong to the exception
             if info.msg.strip():
-                self._standalone(info, None)
+                if self._frozen:
+                    self._collect(info)
+                else:
+                    self._standalone(info, None)
 
     def _marker(self, line: str, intrinsic: bool, message: str) -> None:
         """A fatal line outside tracebacks: ``line`` as logged, ``message`` without SGLang's record prefix."""
@@ -587,25 +746,47 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
         self._fail(line)
 
     def _fail(self, line: Optional[str]) -> None:
+        """The start failed; ``line`` is SGLang's fatal line (None for systemd's exit or the end of the input)."""
+        if self._fatal_line is None:
+            self._fatal_line = line  # SGLang's own fatal line, even when systemd's exit line came first
         if self._failed:
             return
         self._failed = True
         self._failed_at = self._line_no
-        self._fatal_line = line
 
     def _detect_phase(self, info: LogLine, timestamp: Any) -> None:
-        match = _PHASE_RE.search(info.body)
+        body = info.body
+        if self._serving(info):
+            self._enter_phase("ready", info, timestamp)
+            self._ready = True
+            self._ready_line = info.msg.strip()
+            return
+        match = _PHASE_RE.search(body)
         if not match:
             return
         name = match.lastgroup
         if name == "warmup" and "http_up" not in self._seen_phases:
             return
         self._enter_phase(name, info, timestamp)
-        if name == "weights_loading" and "Load weight end" in info.body:
+        if name == "weights_loading" and "Load weight end" in body:
             self._weights_loaded = True
         if name == "ready":
             self._ready = True
             self._ready_line = info.msg.strip()
+
+    def _serving(self, info: LogLine) -> bool:
+        """Whether the line shows the server serving real requests (not only its own warmup request)."""
+        body = info.body
+        if _DECODE_SERVING_RE.search(body):
+            return True
+        if _PREFILL_RE.search(body):
+            seen = self._prefills.get(info.tags or "", 0) + 1
+            self._prefills[info.tags or ""] = seen
+            return seen > 1
+        if _GENERATION_OK_RE.search(body):
+            self._generations_ok += 1
+            return self._generations_ok > 1 or "http_up" not in self._seen_phases
+        return False
 
     def _enter_phase(self, name: str, info: LogLine, timestamp: Any) -> None:
         if name in self._seen_phases:
@@ -623,7 +804,7 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
 
     def _final_state(self) -> Tuple[bool, Optional[str]]:
         """(final, pending): why a failed verdict may still change, or None."""
-        if self._ready or self._closed or self._argparse_line is not None:
+        if self._ready or self._closed or self._frozen or self._argparse_line is not None:
             return True, None
         if not self._failed:
             return False, None
@@ -654,26 +835,74 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes
             return self._open[0]
         return self._candidate()
 
-    def _error_message(self, tb: Optional[_Traceback]) -> Optional[str]:
+    def _traceback_with(self, line: Optional[str]) -> Optional[_Traceback]:
+        """The traceback (of those kept) that holds ``line``, the one that decided the cause."""
+        if not line:
+            return None
+        for tb in self._all:
+            if line in tb.text():
+                return tb
+        return None
+
+    def _tiers(self, tb: Optional[_Traceback]) -> Tuple[str, str, str]:
+        """The evidence in tiers of trust: the fatal traceback with SGLang's fatal lines, the other tracebacks, the
+        notable lines outside tracebacks (with systemd's own lines about the unit)."""
+        first = [tb.text()] if tb is not None else []
+        if self._fatal_line:
+            first.append(self._fatal_line)
+        first.extend(self._markers)
+        others = "\n".join(each.text() for each in self._all if each is not tb)
+        context = list(self._context)
+        if self._orphan and self._orphan not in context:
+            context.append(self._orphan)
+        context.extend(self._systemd_lines)
+        return "\n".join(first), others, "\n".join(context)
+
+    def _error_message(self, tb: Optional[_Traceback], decided_by: Optional[str]) -> Optional[str]:
+        """SGLang's own words for the failure: the exception line, else the line that decided the cause, else its fatal
+        lines; systemd's words only when SGLang said nothing (they are returned beside it, as ``systemd_line``)."""
         if self._argparse_line is not None:
             return self._argparse_line
+        if tb is not None and tb.exception_line and (decided_by is None or decided_by in tb.text()):
+            return tb.exception_line
+        lone = self._lone(decided_by)
+        if lone:
+            return lone
         if tb is not None and tb.exception_line:
             return tb.exception_line
+        if self._orphan:
+            return self._orphan
         if self._markers:
             return self._markers[0]
         if self._context:
             return self._context[-1]
-        return None
+        if decided_by:
+            return decided_by.strip()
+        return self._systemd_lines[0] if self._systemd_lines else None
 
-    def _evidence(self, tb: Optional[_Traceback]) -> str:
-        parts = [tb.text()] if tb is not None else []
+    def _own_fatal_line(self, tb: Optional[_Traceback], decided_by: Optional[str]) -> Optional[str]:
+        """The line that ended the wait, SGLang's own when it printed one; systemd's exit line only when it did not."""
         if self._fatal_line:
-            parts.append(self._fatal_line)
-        parts.extend(self._markers)
-        return "\n".join(parts)
+            return self._fatal_line
+        if tb is not None and tb.header_line:
+            return tb.header_line
+        if self._markers:
+            return self._markers[0]
+        if tb is not None and tb.exception_line:
+            return tb.exception_line
+        lone = self._lone(decided_by)
+        if lone:
+            return lone
+        if self._orphan:
+            return self._orphan
+        return self._systemd_lines[0] if self._systemd_lines else None
 
-    def _cause(self, evidence: str) -> str:
-        return cause_for(evidence, "\n".join(self._context), argparse_error=self._argparse_line is not None)
+    def _lone(self, decided_by: Optional[str]) -> Optional[str]:
+        """The line that decided the cause when SGLang logged it on its own (not a frame or code line of a traceback,
+        not systemd's): a decisive line worth showing as the message."""
+        if not decided_by or decided_by in self._systemd_lines or any(decided_by in tb.text() for tb in self._all):
+            return None
+        return decided_by.strip()
 
 
 def scan_startup_log(text: str, ended: bool = False, secrets: Iterable[str] = ()) -> Dict[str, Any]:

@@ -83,8 +83,11 @@ class JournalFollower:
     """A unit's journal from a cursor on, streamed through one ``journalctl --follow -o json`` process."""
 
     def __init__(self, unit: str, cursor: Optional[str], since_epoch: float, journalctl: str = "journalctl") -> None:
-        # Only the fields we read: a small record per line reaches us sooner (systemd >= 236).
-        cmd = [journalctl, "--follow", "--no-pager", "--quiet", "-o", "json", "--output-fields=MESSAGE,_PID,SYSLOG_IDENTIFIER,_COMM", "-u", unit]
+        # Only the fields we read: a small record per line reaches us sooner (systemd >= 236). ``--all``: without it the
+        # JSON output shows a field of 4096 bytes or more as null, and SGLang's server_args= line (and a long fatal
+        # message) is longer than that.
+        cmd = [journalctl, "--follow", "--no-pager", "--quiet", "--all", "-o", "json",
+               "--output-fields=MESSAGE,_PID,SYSLOG_IDENTIFIER,_COMM", "-u", unit]
         # The cursor is exact; without one (an empty journal) the restart's wall-clock time bounds it.
         cmd += ["--after-cursor", cursor] if cursor else ["--since", "@%.6f" % since_epoch]
         # A stream, not a one-shot command: run_command cannot hand out a pipe that stays open while we read it.

@@ -16,15 +16,19 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.scanner im
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.systemd import JournalLine, unit_exited
 
 # The defaults of StartWatch's timing parameters (tests pass shorter ones).
-# After the unit is gone or the scanner saw a fatal line whose traceback is still arriving, lines keep coming
-# for a moment (two processes share one pipe). This bounds the wait for them: the verdict stays under 1 s.
+# Without an exit: after a fatal line whose traceback is still arriving, lines keep coming for a moment (two
+# processes share one pipe). This bounds the wait for them.
 TRACEBACK_GRACE_S = 0.6
-# journald reads a dead process's last output after the process is gone, and can deliver it late. While the evidence
-# is incomplete (no fatal line, or a traceback still open), a unit exit waits (this long at most) for systemd's own
-# "Main process exited" line (the scanner recognises it), which comes after the process's output, so the diagnosis
-# is not cut off.
+# After the process's exit (the unit's state, or systemd's "Main process exited" line in the journal): the verdict
+# comes this soon, whatever the evidence says, so that it lands within 0.5 s of the exit with the module's loop
+# (a tick of at most 0.1 s) on top. systemd logs its exit line after the dead process's own output, so once that
+# line has arrived and no line came for LINES_QUIET_S, the evidence is complete and the verdict comes at once.
+EXIT_VERDICT_S = 0.35
+LINES_QUIET_S = 0.1
+# journald reads a dead process's last output after the process is gone and, on a loaded host, can deliver it
+# late: only while systemd's exit line has not arrived and the dead process's lines are still arriving does the
+# verdict wait past EXIT_VERDICT_S, and never past this.
 EXIT_DRAIN_MAX_S = 5.0
-LINES_QUIET_S = 0.3  # after systemd's exit line, lines that still arrive this close together belong to the dead process
 
 _STALL_HINT = {
     "weights_loading": "weights are still loading: a cold download inside the start looks like this (use the model_cache role), "
@@ -41,9 +45,11 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
     def __init__(self, *, started_at: float, timeout: float, stall_timeout: float,  # pylint: disable=too-many-arguments
                  stall_timeouts: Optional[Mapping[str, float]] = None, old_invocation: str = "",
                  secrets: Iterable[str] = (), hostname: str = "localhost", traceback_grace_s: float = TRACEBACK_GRACE_S,
-                 exit_drain_max_s: float = EXIT_DRAIN_MAX_S, lines_quiet_s: float = LINES_QUIET_S) -> None:
+                 exit_drain_max_s: float = EXIT_DRAIN_MAX_S, lines_quiet_s: float = LINES_QUIET_S,
+                 exit_verdict_s: float = EXIT_VERDICT_S) -> None:
         self.scanner = StartupLogScanner(secrets=secrets, hostname=hostname)
         self.traceback_grace_s = traceback_grace_s
+        self.exit_verdict_s = exit_verdict_s
         self.exit_drain_max_s = exit_drain_max_s
         self.lines_quiet_s = lines_quiet_s
         self.started_at = started_at
@@ -59,7 +65,8 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
         self.readiness_lost_at: Optional[float] = None
         self.readiness_lost_status: Optional[int] = None
         self.exit_reason: Optional[str] = None
-        self.exit_seen_at: Optional[float] = None
+        self.exit_seen_at: Optional[float] = None  # when the unit's state said the process is gone
+        self.exit_logged_at: Optional[float] = None  # when systemd's exit line arrived through the journal
         self.last_line_at = started_at
         self.failure_seen_at: Optional[float] = None
         self.lines = 0
@@ -84,8 +91,20 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
         self.lines += 1
         self.last_line_at = now
         self.last_activity = now
-        if self.failure_seen_at is None and self.scanner.result_outcome() == "failed":
+        self._note_exit_line(now)
+        failed = self.scanner.result_outcome() == "failed"
+        if self.failure_seen_at is None and failed:
             self.failure_seen_at = now
+        elif not failed:
+            self.failure_seen_at = None  # the scanner forgot a failure that was the old process's (a new start began)
+
+    def _note_exit_line(self, now: float) -> None:
+        """Record when systemd's exit line about the new process arrived (the old process's own exit lines, which
+        come before the restart's "Started", are the scanner's to forget, and count only once the new one is followed)."""
+        if self.exit_logged_at is None and self.baseline is not None and self.scanner.systemd_exit_seen:
+            self.exit_logged_at = now
+        elif self.exit_logged_at is not None and not self.scanner.systemd_exit_seen:
+            self.exit_logged_at = None
 
     def on_unit(self, props: Mapping[str, str], now: float) -> None:
         """The unit's state. The first state of a new invocation becomes the baseline for exit detection."""
@@ -97,6 +116,7 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
                 self.baseline = dict(props)
             else:
                 return  # the old process is still stopping, or systemd has not forked yet
+            self._note_exit_line(now)  # the new process may have ended before its first state was seen
         if self.exit_reason is None:
             reason = unit_exited(props, self.baseline)
             if reason is None and props.get("ActiveState") == "failed":
@@ -121,7 +141,7 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
         """
         if self.exit_reason is not None:
             exit_at = now if self.exit_seen_at is None else self.exit_seen_at
-            if now - exit_at < self.traceback_grace_s:
+            if now - exit_at < self.exit_verdict_s:
                 return None
             ready_at = now if self.http_ready_at is None else self.http_ready_at
             return self._failed(now, reason="%s %.1f s after it was ready" % (self.exit_reason, exit_at - ready_at),
@@ -150,19 +170,12 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
             self.last_activity = now
         if self.http_ready_at is not None:
             return self._ready(now)
-        if self.exit_reason is not None:
-            # The grace runs from the first sign of the end (a fatal line or the exit); seeing the exit never extends it.
-            # The traceback's grace runs from the fatal line (an exit seen later never extends it); without a fatal
-            # line yet, from the exit, and then as long as the dead process's lines are still arriving (bounded).
-            since = self.failure_seen_at if self.failure_seen_at is not None else (self.exit_seen_at if self.exit_seen_at is not None else now)
-            if now - since < self.traceback_grace_s and not self.scanner.is_final:
+        exit_at = self.exit_at
+        if exit_at is not None:
+            if not self._evidence_complete(now, exit_at):
                 return None
-            still_arriving = not self.exit_logged or now - self.last_line_at < self.lines_quiet_s
-            exit_at = self.exit_seen_at if self.exit_seen_at is not None else since
-            if not self.scanner.is_final and self.lines and still_arriving and now - exit_at < self.exit_drain_max_s:
-                return None  # the evidence is incomplete and the dead process's last lines are still on their way
             self.scanner.close(exited=True)
-            return self._failed(now, reason=self.exit_reason)
+            return self._failed(now, reason=self.exit_reason or self._logged_exit_reason())
         if self.failure_seen_at is not None:
             if not self.scanner.is_final and now - self.failure_seen_at < self.traceback_grace_s:
                 return None
@@ -180,6 +193,43 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
             return self._failed(now, reason="not ready after %.0f s (overall timeout), last phase %s" % (now - self.started_at, phase or "none"),
                                 cause="timeout", hint="raise sglang_server_start_timeout if this host is slow but healthy")
         return None
+
+    @property
+    def exit_at(self) -> Optional[float]:
+        """When the watch first learned that the process is gone: its unit's state or systemd's exit line."""
+        seen = [at for at in (self.exit_seen_at, self.exit_logged_at) if at is not None]
+        return min(seen) if seen else None
+
+    def _evidence_complete(self, now: float, exit_at: float) -> bool:
+        """After the exit: whether to give the verdict now (the evidence is whole, or the exit's deadline passed)."""
+        if self.scanner.is_final:
+            return True
+        quiet = now - self.last_line_at >= self.lines_quiet_s
+        if self.exit_logged_at is not None and quiet:
+            return True  # systemd's exit line came after the dead process's last line, and nothing followed it
+        if now - exit_at < self.exit_verdict_s:
+            return False
+        # Past the deadline: wait longer only while the journal is visibly behind (no exit line yet, lines arriving).
+        behind = self.exit_logged_at is None and not quiet and self.lines > 0
+        return not (behind and now - exit_at < self.exit_drain_max_s)
+
+    def next_check(self, now: float) -> Optional[float]:
+        """Seconds until the verdict may change without a new observation (None: only a new line or state can change
+        it), so the module's loop does not sleep past the exit's deadline."""
+        exit_at = self.exit_at
+        if exit_at is None:
+            if self.failure_seen_at is not None:
+                return max(0.0, self.failure_seen_at + self.traceback_grace_s - now)
+            return None
+        waits = [exit_at + self.exit_verdict_s - now]
+        if self.exit_logged_at is not None:
+            waits.append(self.last_line_at + self.lines_quiet_s - now)
+        return max(0.0, min(waits))
+
+    def _logged_exit_reason(self) -> str:
+        lines = self.scanner.systemd_lines
+        line = lines[0] if lines else ""
+        return "systemd logged the end of the main process (%s)" % line if line else "the main process exited"
 
     def _ready(self, now: float) -> Dict[str, Any]:
         report = self.scanner.result()
@@ -208,10 +258,13 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
             "traceback": report.get("traceback"),
             "error_message": report.get("error_message"),
             "fatal_line": report.get("fatal_line"),
+            "systemd_line": report.get("systemd_line"),
+            "tracebacks": report.get("tracebacks", []),
             "last_lines": report.get("last_lines", []),
             "elapsed_s": round(now - self.started_at, 3),
             "verdict_at": now,
-            "failure_seen_at": self.failure_seen_at if self.failure_seen_at is not None else self.exit_seen_at,
+            "failure_seen_at": self.failure_seen_at if self.failure_seen_at is not None else self.exit_at,
+            "exit_seen_at": self.exit_at,
             "unit": {k: self.last_props.get(k) for k in ("ActiveState", "SubState", "Result", "NRestarts", "ExecMainStatus")},
         }
 

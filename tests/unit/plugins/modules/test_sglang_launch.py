@@ -74,6 +74,7 @@ class Host:
     def __init__(self, launches=(), before=None, http_before=200, restart_rc=0, restart_err="", port=30000):
         self.port = port  # where the server really listens
         self.probed = []
+        self.probed_by_restart = {}  # restart number -> the ports probed while following it
         self.launches = list(launches)
         self.before = before or _unit("inv-old")
         self.http_before = http_before
@@ -122,6 +123,7 @@ class Host:
 
     def http(self, host, port, path, timeout=0.5, headers=None):  # pylint: disable=unused-argument
         self.probed.append(port)
+        self.probed_by_restart.setdefault(self.restarts, []).append(port)
         if port != self.port:
             return None  # nothing of ours listens there
         assert host == "127.0.0.1" and path in ("/ready", "/health")  # /health: the settle time after ready
@@ -330,7 +332,7 @@ def test_rollback_follows_the_last_good_configs_own_port(files):
     host = Host([failing_launch(), ready_launch(invocation="inv-rollback", pid="4400", previous=after_failure())])
     result = run(host, params_for(files, port=30123, timeout=5.0))
     assert result["rolled_back"] is True and result["rollback_ready"] is True  # probing 30123 would never see it ready
-    assert host.probed and set(host.probed) == {30000}
+    assert set(host.probed_by_restart[2]) == {30000}  # the rollback's start (the failing one may have probed 30123)
 
 
 def test_a_rollback_that_fails_too_is_reported(files):
@@ -557,3 +559,20 @@ def test_without_saved_figures_the_regression_gate_has_no_baseline(files):
     probe = probe_returning({"levels": [], "gates": {"passed": True}}, seen=seen)
     result = run(Host([ready_launch()]), params_for(files, probe={"concurrency": [1]}, probe_against_last_good=True), probe=probe)
     assert seen[0].get("baseline") is None and result["probe_baseline"] == "none"
+
+
+def test_sglangs_own_message_wins_over_systemds_exit_line_that_came_first(files):
+    """journald can deliver systemd's exit line before the dead process's last lines: the error message and the fatal
+    line are SGLang's, systemd's line goes beside them (failure.systemd_line, and in the message)."""
+    failing = failing_launch()
+    exit_line = failing["lines"].pop()
+    failing["lines"].insert(1, exit_line)
+    host = Host([failing])
+    result = run(host, params_for(files))
+    failure = result["failure"]
+    assert failure["cause"] == "warmup_failed"
+    assert failure["error_message"].startswith("AssertionError: res=<Response [401]>")
+    assert failure["fatal_line"].startswith("[2026-11-30 20:00:41] Initialization failed. warmup error:")
+    assert failure["systemd_line"] == exit_line.message
+    assert " systemd: %s." % exit_line.message.rstrip(".") in result["msg"]
+    assert failure["tracebacks"] == [failure["traceback"]]

@@ -13,7 +13,7 @@ import pytest
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.scanner import PHASES
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.systemd import JournalLine
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.watch import (
-    EXIT_DRAIN_MAX_S, LINES_QUIET_S, TRACEBACK_GRACE_S, StartWatch, phase_timings)
+    EXIT_DRAIN_MAX_S, EXIT_VERDICT_S, LINES_QUIET_S, TRACEBACK_GRACE_S, StartWatch, phase_timings)
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "startup_logs")
 OLD = "0a1d5e0c2b7f4c3e9d8a6b5c4d3e2f10"
@@ -124,10 +124,10 @@ def test_a_fatal_line_waits_a_bounded_grace_for_its_traceback():
 
 
 def test_the_waits_are_parameters():
-    """A caller (the module's tests) shortens the grace and the drain without touching the module's constants."""
+    """A caller (the module's tests) shortens the grace and the exit's deadline without touching the module's constants."""
     def short():
         watch = StartWatch(started_at=T0, timeout=1800.0, stall_timeout=600.0, old_invocation=OLD, traceback_grace_s=0.05,
-                           exit_drain_max_s=0.5, lines_quiet_s=0.01)
+                           exit_drain_max_s=0.5, lines_quiet_s=0.01, exit_verdict_s=0.2)
         watch.on_unit(unit(active="activating", sub="start"), T0 + 0.2)
         return watch
 
@@ -139,9 +139,9 @@ def test_the_waits_are_parameters():
     exited = short()
     feed(exited, _log("constructed_weights_oom_torch_0_5_23.log")[:2], T0 + 29.0)
     exited.on_unit(unit(active="failed", sub="failed", pid="0", result="signal", code="2", status="9"), T0 + 30.0)
-    assert exited.verdict(T0 + 30.49) is None  # no evidence and no systemd exit line: the drain
-    assert exited.verdict(T0 + 30.51)["reason"] == "the unit failed (Result=signal, killed by signal 9/KILL)"
-    assert (TRACEBACK_GRACE_S, EXIT_DRAIN_MAX_S, LINES_QUIET_S) == (0.6, 5.0, 0.3)  # the defaults the module runs with
+    assert exited.verdict(T0 + 30.19) is None  # no evidence and no systemd exit line: the exit's deadline
+    assert exited.verdict(T0 + 30.21)["reason"] == "the unit failed (Result=signal, killed by signal 9/KILL)"
+    assert (TRACEBACK_GRACE_S, EXIT_VERDICT_S, LINES_QUIET_S, EXIT_DRAIN_MAX_S) == (0.6, 0.35, 0.1, 5.0)  # the module's defaults
 
 
 def test_a_complete_fatal_traceback_ends_the_wait_at_once():
@@ -157,11 +157,11 @@ def test_a_complete_fatal_traceback_ends_the_wait_at_once():
 
 def test_an_argparse_error_fails_on_its_line():
     watch = following()
-    lines = _log("argparse_unrecognized_enable_reasoning_4116.log")
+    lines = _log("constructed_argparse_removed_flag_0_5_23.log")[:-1]  # up to the parser's error line, before systemd's exit
     last = feed(watch, lines, T0 + 3.0)
     verdict = watch.verdict(last)
     assert verdict["outcome"] == "failed" and verdict["cause"] == "invalid_arguments"
-    assert verdict["error_message"] == "launch_server.py: error: unrecognized arguments: --enable-reasoning"
+    assert verdict["error_message"] == "sglang serve: error: unrecognized arguments: --enforce-piecewise-cuda-graph"
 
 
 def test_a_traceback_alone_is_not_fatal():
@@ -173,17 +173,21 @@ def test_a_traceback_alone_is_not_fatal():
 
 
 # ------------------------------------------------------------------------------------------------ the unit's exit
-def test_a_unit_exit_without_a_log_fails_after_the_grace():
+EXIT_LINE = "sglang-main.service: Main process exited, code=killed, status=9/KILL"
+
+
+def test_a_unit_exit_without_a_log_fails_as_soon_as_the_journal_is_quiet():
+    """systemd's exit line comes after the dead process's last line: once it came and nothing followed, the verdict."""
     watch = following()
     watch.on_unit(unit(active="failed", sub="failed", pid="0", result="signal", code="2", status="9"), T0 + 30.0)
-    watch.on_line("2026-11-30T11:20:44.000000+00:00 lab1 systemd[1]: sglang-main.service: Main process exited, code=killed, status=9/KILL",
-                  T0 + 30.0)
+    watch.on_line("2026-11-30T11:20:44.000000+00:00 lab1 systemd[1]: " + EXIT_LINE, T0 + 30.0)
     assert watch.verdict(T0 + 30.0) is None
-    assert watch.verdict(T0 + 30.0 + TRACEBACK_GRACE_S - 0.01) is None
-    verdict = watch.verdict(T0 + 30.0 + TRACEBACK_GRACE_S + 0.01)
+    assert watch.verdict(T0 + 30.0 + LINES_QUIET_S - 0.01) is None
+    verdict = watch.verdict(T0 + 30.0 + LINES_QUIET_S + 0.01)
     assert verdict["reason"] == "the unit failed (Result=signal, killed by signal 9/KILL)"
     assert verdict["cause"] == "unknown" and "ended before reaching ready" in verdict["hint"]
-    assert verdict["failure_seen_at"] == T0 + 30.0
+    assert verdict["failure_seen_at"] == T0 + 30.0 and verdict["exit_seen_at"] == T0 + 30.0
+    assert verdict["fatal_line"] == EXIT_LINE and verdict["systemd_line"] == EXIT_LINE  # systemd's words only: SGLang said none
     assert verdict["unit"] == {"ActiveState": "failed", "SubState": "failed", "Result": "signal", "NRestarts": "0", "ExecMainStatus": "9"}
 
 
@@ -192,28 +196,41 @@ def test_a_unit_exit_at_time_zero_still_ends():
     watch = following(started_at=0.0)
     watch.on_unit(unit(active="failed", sub="failed", pid="0", result="exit-code", code="1", status="1"), 0.0)
     watch.on_entry(JournalLine(0.0, 1, "systemd", "sglang-main.service: Main process exited, code=exited, status=1/FAILURE"), 0.0)
-    verdict = watch.verdict(TRACEBACK_GRACE_S + 0.1)
-    assert verdict is not None and verdict["outcome"] == "failed" and verdict["elapsed_s"] == TRACEBACK_GRACE_S + 0.1
+    verdict = watch.verdict(EXIT_VERDICT_S)
+    assert verdict is not None and verdict["outcome"] == "failed" and verdict["elapsed_s"] == EXIT_VERDICT_S
 
 
-def test_an_exit_seen_before_its_log_lines_waits_for_them_boundedly():
-    """On a loaded host journald can deliver the dead process's traceback after systemd reported the exit."""
+def test_systemds_exit_line_alone_is_an_exit():
+    """The journal can tell the exit before the unit's state does: the deadline runs from the exit line."""
+    watch = following()
+    feed(watch, _log("constructed_weights_oom_torch_0_5_23.log")[:2], T0 + 29.0)
+    watch.on_entry(JournalLine(T0 + 30.0, 1, "systemd", EXIT_LINE), T0 + 30.0)
+    assert watch.exit_reason is None and watch.exit_at == T0 + 30.0
+    verdict = watch.verdict(T0 + 30.0 + LINES_QUIET_S + 0.01)
+    assert verdict["reason"] == "systemd logged the end of the main process (%s)" % EXIT_LINE
+
+
+def test_an_exit_seen_before_its_log_lines_waits_while_the_journal_delivers_them():
+    """On a loaded host journald can deliver the dead process's traceback after systemd reported the exit: the verdict
+    waits past its deadline only while those lines are still arriving and systemd's exit line has not come."""
     watch = following()
     lines = _log("constructed_weights_oom_torch_0_5_23.log")
     feed(watch, lines[:2], T0 + 29.0)  # it started logging
     watch.on_unit(unit(active="activating", sub="auto-restart", pid="0", result="signal", code="2", status="9"), T0 + 30.0)
-    assert watch.verdict(T0 + 30.0 + TRACEBACK_GRACE_S + 0.5) is None  # no evidence and no systemd exit line yet
-    last = feed(watch, lines[2:], T0 + 31.5)  # the traceback, then systemd's exit line
-    verdict = watch.verdict(last + LINES_QUIET_S + 0.01)
+    assert watch.verdict(T0 + 30.2) is None
+    last = feed(watch, lines[2:-1], T0 + 30.3, step=0.05)  # the traceback, late and slowly
+    assert last > T0 + 30.0 + EXIT_VERDICT_S and watch.verdict(last) is None  # past the deadline, the journal is still behind
+    watch.on_line(lines[-1], last + 0.05)  # systemd's exit line: the dead process's lines are all there
+    verdict = watch.verdict(last + 0.05)
     assert verdict is not None and verdict["cause"] == "gpu_out_of_memory"
 
 
-def test_an_exit_whose_lines_never_come_ends_after_the_drain_limit():
+def test_an_exit_whose_lines_never_come_ends_at_the_exit_deadline():
     watch = following()
     feed(watch, _log("constructed_weights_oom_torch_0_5_23.log")[:2], T0 + 29.0)
     watch.on_unit(unit(active="failed", sub="failed", pid="0", result="signal", code="2", status="9"), T0 + 30.0)
-    assert watch.verdict(T0 + 30.0 + EXIT_DRAIN_MAX_S - 0.01) is None
-    verdict = watch.verdict(T0 + 30.0 + EXIT_DRAIN_MAX_S + 0.01)
+    assert watch.verdict(T0 + 30.0 + EXIT_VERDICT_S - 0.01) is None
+    verdict = watch.verdict(T0 + 30.0 + EXIT_VERDICT_S + 0.01)
     assert verdict is not None and verdict["cause"] == "unknown"
 
 
@@ -223,30 +240,59 @@ def test_an_exit_after_an_open_traceback_waits_for_systemds_exit_line_then_ends(
     feed(watch, lines, T0 + 60.0)
     fatal_at = watch.failure_seen_at
     watch.on_unit(unit(active="activating", sub="auto-restart", pid="0", result="signal", code="2", status="9"), fatal_at + 0.5)
-    assert watch.verdict(fatal_at + 0.55) is None
-    assert watch.verdict(fatal_at + TRACEBACK_GRACE_S + 0.01) is None  # the traceback is open and systemd's line has not come
+    assert watch.verdict(fatal_at + 0.55) is None  # the traceback is open and systemd's line has not come
     watch.on_entry(JournalLine(fatal_at + 0.7, 1, "systemd", "sglang.service: Main process exited, code=killed, status=9/KILL"), fatal_at + 0.7)
     assert watch.exit_logged and watch.scanner.is_final  # systemd logs the exit after the process's last line: the traceback is whole
     verdict = watch.verdict(fatal_at + 0.7)
     assert verdict is not None and verdict["cause"] == "gpu_out_of_memory"
     assert verdict["reason"] == "the main process exited and systemd is restarting it (killed by signal 9/KILL)"
     assert verdict["failure_seen_at"] == fatal_at and verdict["verdict_at"] == fatal_at + 0.7
+    assert verdict["fatal_line"] == "[2026-11-30 11:20:44] Received sigquit from a child process. It usually means the child failed."
+    assert verdict["systemd_line"] == "sglang.service: Main process exited, code=killed, status=9/KILL"
 
 
-def test_lines_that_still_arrive_after_systemds_exit_line_are_waited_for():
-    """Evidence still incomplete after systemd's exit line (a bare exit awaits its traceback): wait while lines come."""
+def test_lines_that_still_arrive_after_systemds_exit_line_are_waited_for_until_the_deadline():
+    """Evidence still incomplete after systemd's exit line (a bare exit awaits its traceback): wait while lines come,
+    never past the exit's deadline."""
     watch = following()
     feed(watch, _log("constructed_weights_oom_torch_0_5_23.log")[:2], T0 + 29.0)
     watch.on_unit(unit(active="failed", sub="failed", pid="0", result="signal", code="2", status="9"), T0 + 30.0)
-    watch.on_entry(JournalLine(T0 + 30.1, 1, "systemd", "sglang-main.service: Main process exited, code=killed, status=9/KILL"), T0 + 30.1)
+    watch.on_entry(JournalLine(T0 + 30.1, 1, "systemd", EXIT_LINE), T0 + 30.1)
     assert watch.exit_logged and watch.failure_seen_at == T0 + 30.1 and not watch.scanner.is_final
-    assert watch.verdict(T0 + 30.1 + TRACEBACK_GRACE_S - 0.01) is None  # the grace from the fatal line
-    watch.on_line("[2026-11-30 11:20:45] Killing child processes", T0 + 30.6)  # one more line of the dead process, late
-    assert watch.verdict(T0 + 30.6 + LINES_QUIET_S - 0.01) is None  # past the grace, but lines are still arriving
-    verdict = watch.verdict(T0 + 30.6 + LINES_QUIET_S + 0.01)
+    assert watch.verdict(T0 + 30.1 + LINES_QUIET_S - 0.01) is None
+    watch.on_line("[2026-11-30 11:20:45] Killing child processes", T0 + 30.15)  # one more line of the dead process, late
+    assert watch.verdict(T0 + 30.15 + LINES_QUIET_S - 0.01) is None  # lines are still arriving
+    verdict = watch.verdict(T0 + 30.15 + LINES_QUIET_S + 0.01)
     assert verdict is not None and verdict["reason"] == "the unit failed (Result=signal, killed by signal 9/KILL)"
-    assert verdict["fatal_line"] == "sglang-main.service: Main process exited, code=killed, status=9/KILL"
-    assert verdict["verdict_at"] == T0 + 30.6 + LINES_QUIET_S + 0.01
+    assert verdict["verdict_at"] == T0 + 30.15 + LINES_QUIET_S + 0.01
+    busy = following()
+    busy.on_unit(unit(active="failed", sub="failed", pid="0", result="signal", code="2", status="9"), T0 + 30.0)
+    busy.on_entry(JournalLine(T0 + 30.0, 1, "systemd", EXIT_LINE), T0 + 30.0)
+    now = T0 + 30.0
+    while busy.verdict(now) is None:  # a line every 50 ms, for ever: the deadline still holds
+        now += 0.05
+        busy.on_line("[2026-11-30 11:20:45] still talking", now)
+    assert now - (T0 + 30.0) <= EXIT_VERDICT_S + 0.05
+
+
+def test_next_check_says_when_the_verdict_is_due():
+    watch = following()
+    assert watch.next_check(T0 + 1.0) is None  # nothing is pending: only a new observation can decide
+    watch.on_unit(unit(active="failed", sub="failed", pid="0", result="signal", code="2", status="9"), T0 + 30.0)
+    assert watch.next_check(T0 + 30.1) == pytest.approx(EXIT_VERDICT_S - 0.1)
+    watch.on_entry(JournalLine(T0 + 30.2, 1, "systemd", EXIT_LINE), T0 + 30.2)
+    assert watch.next_check(T0 + 30.2) == pytest.approx(LINES_QUIET_S)
+    assert watch.next_check(T0 + 31.0) == 0.0
+
+
+def test_an_old_processs_exit_line_before_the_restart_is_not_this_exit():
+    """The journal follows from before the restart: the old process's systemd lines come first and do not count."""
+    watch = make_watch()
+    watch.on_entry(JournalLine(T0 + 0.1, 1, "systemd", "sglang-main.service: Main process exited, code=killed, status=9/KILL"), T0 + 0.1)
+    watch.on_entry(JournalLine(T0 + 0.1, 1, "systemd", "sglang-main.service: Failed with result 'timeout'."), T0 + 0.1)
+    watch.on_entry(JournalLine(T0 + 0.2, 1, "systemd", "Started sglang-main.service - SGLang inference server."), T0 + 0.2)
+    watch.on_unit(unit(active="activating", sub="start"), T0 + 0.3)
+    assert watch.exit_at is None and watch.failure_seen_at is None and watch.verdict(T0 + 5.0) is None
 
 
 def test_a_unit_exit_with_a_finished_log_fails_at_once():
@@ -365,7 +411,7 @@ def test_settle_reports_a_crash_after_ready():
     watch = _ready_watch()
     watch.on_unit(unit(active="failed", sub="failed", pid="0", result="signal", code="2", status="11"), T0 + 62.0)
     assert watch.settle_verdict(T0 + 62.1) is None
-    verdict = watch.settle_verdict(T0 + 62.0 + TRACEBACK_GRACE_S + 0.01)
+    verdict = watch.settle_verdict(T0 + 62.0 + EXIT_VERDICT_S + 0.01)
     assert verdict["outcome"] == "failed" and verdict["cause"] == "crashed_after_ready"
     assert verdict["reason"] == "the unit failed (Result=signal, killed by signal 11/SEGV) 2.0 s after it was ready"
 

@@ -5,43 +5,48 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
-import time
 
 import pytest
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.causes import CAUSES, classify, hint_for
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.causes import CAUSES, classify, hint_for, unwrap
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.lines import parse_line
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.scanner import (
     AWAIT_TRACEBACK_LINES,
+    MAX_TRACEBACKS,
     PHASES,
     StartupLogScanner,
     scan_startup_log,
 )
 
+HEADERLESS = "(the log holds no 'Traceback (most recent call last):' line above this)"
+
 DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "startup_logs")
+CORPUS = os.path.join(os.path.dirname(__file__), *[os.pardir] * 5, "tests", "data", "startup_corpus")
 
 # file, ended (the process is known to have exited after the last line), outcome, cause, phase,
 # is_final, whole (the file holds the fatal traceback from its header to its exception line), rank.
 CASES = [
-    # --- real logs from public issues -------------------------------------------------------------------
+    # --- real logs from public issues, as posted (SOURCES.md) ----------------------------------------------
     ("nccl_unhandled_system_error_4289.log", False, "failed", "nccl_error", "process_started", True, True, None),
     ("nccl_unhandled_unindented_8974.log", False, "failed", "nccl_error", "process_started", True, True, None),
-    ("cuda_graph_illegal_memory_access_1467.log", False, "failed", "cuda_graph_capture_failed", "process_started", False, True, None),
-    ("cuda_graph_oom_deepep_5285.log", False, "failed", "cuda_graph_capture_failed", "process_started", False, True, None),
+    ("cuda_graph_illegal_memory_access_1467.log", False, "failed", "illegal_memory_access", "process_started", False, True, None),
+    ("cuda_graph_oom_deepep_5285.log", False, "failed", "gpu_out_of_memory", "process_started", False, True, None),
     ("cuda_graph_compose_dp_attention_11218.log", False, "failed", "cuda_graph_capture_failed", "process_started", True, True, None),
     ("warmup_502_2468.log", False, "failed", "warmup_failed", "http_up", True, True, None),
-    ("arch_not_supported_qwen2_2356.log", True, "failed", "unsupported_model_architecture", "process_started", True, True, "TP0"),
-    ("arch_import_error_gcc_4253.log", True, "failed", "kernel_compile_failed", "process_started", True, True, "TP1"),
+    # the stored excerpt stops inside the first frame: nothing in it says why, so the scanner does not guess
+    ("arch_not_supported_qwen2_2356.log", True, "failed", "unknown", "process_started", True, False, "TP0"),
+    ("arch_import_error_gcc_4253.log", True, "failed", "kernel_compile_failed", "process_started", True, False, "TP1"),
     ("tp6_not_divisible_two_ranks_4769.log", False, "failed", "parallelism_mismatch", "process_started", True, True, "TP3"),
-    ("argparse_unrecognized_enable_reasoning_4116.log", False, "failed", "invalid_arguments", "process_started", True, False, None),
+    # only the usage banner survived: the parser's rejection, once the process is known to have exited
+    ("argparse_unrecognized_enable_reasoning_4116.log", True, "failed", "invalid_arguments", "process_started", True, False, None),
     ("argparse_reasoning_parser_underscore_12818.log", False, "failed", "invalid_arguments", "process_started", True, False, None),
     ("p2p_custom_allreduce_cuh_552.log", False, "failed", "p2p_unsupported", "process_started", True, False, None),
     ("p2p_warning_only_9707.log", False, "starting", None, "parallel_init", False, False, None),
     ("p2p_warning_compose_12496.log", False, "starting", None, "parallel_init", False, False, None),
     ("kernel_compile_capture_6801.log", False, "failed", "kernel_compile_failed", "kv_cache_allocated", False, True, None),
-    ("kernel_compile_chained_5389.log", True, "failed", "kernel_compile_failed", "cuda_graph_capture", True, False, "TP0"),
     ("kernel_compile_flashinfer_dp_ep_2203.log", True, "failed", "kernel_compile_failed", "cuda_graph_capture", True, True, "DP0 TP0 EP0"),
     ("dist_init_timeout_ipv6_7478.log", True, "failed", "distributed_init_failed", "process_started", True, False, "TP1"),
     ("spec_eagle3_draft_worker_23490.log", True, "failed", "speculative_decoding_error", "process_started", True, False, "TP2"),
@@ -112,8 +117,10 @@ def test_every_data_file_is_a_case_and_sourced():
 
 
 def test_every_label_has_a_case():
-    """Each cause label (and unknown) is exercised by at least one log."""
-    covered = {case[3] for case in CASES}
+    """Each cause label (and unknown) is exercised by at least one log: here or in the corpus (tests/data/startup_corpus)."""
+    with open(os.path.join(CORPUS, "corpus.json"), encoding="utf-8") as handle:
+        corpus = {row["cause"] for row in json.load(handle)}
+    covered = {case[3] for case in CASES} | corpus
     assert set(CAUSES) - covered == set()
 
 
@@ -140,14 +147,14 @@ def test_case_verdict(case):
         assert "fired up and ready to roll" in result["ready_line"]
     if whole:
         lines = result["traceback"].splitlines()
-        assert lines[0] == "Traceback (most recent call last):"
+        assert lines[0] in ("Traceback (most recent call last):", HEADERLESS)
         assert result["error_message"] in lines
         after = lines[lines.index(result["error_message"]):]
         assert not any(line.lstrip().startswith('File "') for line in after), "frames after the exception line"
         # nothing but the exception (and its multi-line message) after the last frame: the traceback ends there
         assert lines[-1] == result["error_message"] or lines.index(result["error_message"]) > len(lines) - 12
     elif result["traceback"] is not None:
-        assert result["traceback"].splitlines()[0] == "Traceback (most recent call last):"
+        assert result["traceback"].splitlines()[0] in ("Traceback (most recent call last):", HEADERLESS)
 
 
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
@@ -272,8 +279,10 @@ def test_chained_traceback_is_kept_whole():
     assert tb.count("The above exception was the direct cause of the following exception:") == 2
     assert "Invalid username or password." in tb  # a multi-paragraph exception message inside the chain
     assert tb.splitlines()[-1].startswith("If this is a private repository")
-    chained = scan_startup_log(_read("kernel_compile_chained_5389.log"), ended=True)["traceback"]
-    assert "The above exception was the direct cause" in chained and chained.count("Traceback (most recent") == 2
+    with open(os.path.join(CORPUS, "055_jit_tool_missing_ninja_required_source_install_cuda_graph.log"), encoding="utf-8") as handle:
+        chained = scan_startup_log(handle.read(), ended=True)["traceback"]
+    assert "During handling of the above exception" in chained and chained.count("Traceback (most recent") == 2
+    assert chained.splitlines()[-1] == "Open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose"
 
 
 @pytest.mark.parametrize("name", [case[0] for case in CASES])
@@ -296,14 +305,16 @@ def test_secret_learned_from_server_args_is_masked_in_traceback():
 @pytest.mark.parametrize("name, fragment", [
     ("constructed_language_only_encoder_urls_0_5_10.log", "encoder_urls"),
     ("p2p_custom_allreduce_cuh_552.log", "disable_custom_all_reduce: true"),
-    ("cuda_graph_illegal_memory_access_1467.log", "cuda_graph_max_bs_decode"),
+    ("cuda_graph_illegal_memory_access_1467.log", "not a memory setting"),
+    ("cuda_graph_oom_deepep_5285.log", "cuda_graph_max_bs_decode"),
+    ("argparse_unrecognized_enable_reasoning_4116.log", "only its usage banner reached the log"),
     ("constructed_port_in_use_0_5_23.log", "30000"),
     ("constructed_argparse_removed_flag_0_5_23.log", "--enforce-piecewise-cuda-graph"),
     ("constructed_argparse_ambiguous_0_5_23.log", "cuda_graph_max_bs_decode"),
     ("constructed_kv_not_enough_memory_0_5_23.log", "raise mem_fraction_static"),
     ("constructed_weights_oom_torch_0_5_23.log", "increase tp_size"),
     ("tp6_not_divisible_two_ranks_4769.log", "16 is not divisible by 6"),
-    ("arch_not_supported_qwen2_2356.log", "'Qwen2ForCausalLM'"),
+    ("constructed_model_not_found_hub_0_5_23.log", "HF_TOKEN"),
 ])
 def test_hints_are_concrete(name, fragment):
     """Hints name the flag to change and how."""
@@ -397,7 +408,32 @@ def test_parse_line(line, msg, pid, tags, body):
 
 @pytest.mark.parametrize("evidence, cause", [
     ("Exception: Capture cuda graph failed: Error building extension 'batch_prefill'", "kernel_compile_failed"),
-    ("Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 2.00 GiB.", "cuda_graph_capture_failed"),
+    ("Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 2.00 GiB.", "gpu_out_of_memory"),
+    ("Exception: Capture cuda graph failed: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer",
+     "peer_rank_lost"),
+    ("Exception: Capture cuda graph failed: Ninja is required to load C++ extensions", "jit_tool_missing"),
+    ("subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.", "kernel_compile_failed"),
+    ("Exception: Capture cuda graph failed: Triton Error [CUDA]: an illegal memory access was encountered", "illegal_memory_access"),
+    ("Exception: Capture cuda graph failed: BatchDecodeWithPagedKVCache failed", "cuda_graph_capture_failed"),
+    ("ImportError: /v/sgl_kernel/common_ops.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEa", "package_mismatch"),
+    ("ImportError: /v/sgl_kernel/common_ops.abi3.so: undefined symbol: cuGreenCtxDestroy", "driver_mismatch"),
+    ("ModuleNotFoundError: No module named 'sgl_kernel'", "package_mismatch"),
+    ("FileNotFoundError: [Errno 2] No such file or directory: 'nvcc'", "jit_tool_missing"),
+    ("/bin/sh: 1: ninja: not found", "jit_tool_missing"),
+    ("RuntimeError: FlashAttention only supports Ampere GPUs or newer.", "unsupported_gpu"),
+    ("RuntimeError: HIP error: invalid device function", "unsupported_gpu"),
+    ('    assert self.total_num_heads % tp_size == 0\nAssertionError', "parallelism_mismatch"),
+    ("RuntimeError: CUDA error: invalid device ordinal", "parallelism_mismatch"),
+    ("Fatal Python error: Bus error", "host_resource_error"),
+    ("OSError: [Errno 12] Cannot allocate memory", "host_resource_error"),
+    ("ERROR:    [Errno 13] error while attempting to bind on address ('0.0.0.0', 80): permission denied", "bind_permission_denied"),
+    ("ValueError: metrics_port at 40290 is not available in 30 seconds.", "port_in_use"),
+    ("sglang-main.service: Main process exited, code=exited, status=203/EXEC", "systemd_unit_error"),
+    ("sglang-main.service: Main process exited, code=killed, status=9/KILL", "unknown"),
+    ("Cannot access gated repo for url https://huggingface.co/meta-llama/Llama-2-7b-chat-hf/resolve/main/config.json.",
+     "model_unavailable"),
+    ("KeyError: 'midlayer.self_attn.qkv_proj.weight'", "speculative_decoding_error"),
+    ("AttributeError: 'Qwen2_5OmniConfig' object has no attribute 'hidden_size'", "unsupported_model_architecture"),
     ("torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error", "nccl_error"),
     ("torch.distributed.DistStoreError: Timed out after 1801 seconds waiting for clients. 1/2 clients joined.", "distributed_init_failed"),
     ("RuntimeError: CUDA driver version is insufficient for CUDA runtime version", "driver_mismatch"),
@@ -434,16 +470,13 @@ def test_empty_and_junk_input():
     assert scanner.result()["lines_seen"] >= 3
 
 
-def test_one_megabyte_is_fast():
-    """1 MB of log lines is scanned quickly (O(1) per line)."""
-    line = "[2026-11-30 09:02:11 TP0] Decode batch, #running-req: 3, #token: 1024, token usage: 0.01, gen throughput (token/s): 55.12"
+def test_one_megabyte_of_progress_stays_starting():
+    """1 MB of log lines without a verdict stays starting (the pace is measured by benchmarks/diagnosis_accuracy.py)."""
+    line = "Loading safetensors checkpoint shards:  25% Completed | 1/4 [00:20<01:00,  20.0s/it]"
     lines = [line] * (1024 * 1024 // len(line) + 1)
     lines[100:100] = _read("constructed_hub_retry_then_ready.log").splitlines()[:18]  # a harmless traceback in the middle
-    start = time.perf_counter()
     result = scan_startup_log("\n".join(lines))
-    elapsed = time.perf_counter() - start
-    assert result["outcome"] == "starting"
-    assert elapsed < 5.0, f"1 MB took {elapsed:.2f} s"
+    assert result["outcome"] == "starting" and result["tracebacks_seen"] == 1 and result["phase"] == "weights_loading"
 
 
 def test_huge_traceback_keeps_head_and_tail():
@@ -458,3 +491,221 @@ def test_huge_traceback_keeps_head_and_tail():
     assert "traceback lines omitted" in result["traceback"]
     assert tb[0] == "Traceback (most recent call last):" and tb[-1] == "RuntimeError: NCCL error: unhandled system error"
     assert len(tb) < 2100
+
+
+# ------------------------------------------------------------------------------------------------ the shapes of real logs
+@pytest.mark.parametrize("line, msg, pid, tags", [
+    ("(SGLangEngine pid=23902) [2026-01-04 01:42:55 TP1] Scheduler hit an exception: Traceback (most recent call last): "
+     "[repeated 2x across cluster]", "[2026-01-04 01:42:55 TP1] Scheduler hit an exception: Traceback (most recent call last):",
+     "23902", "TP1"),
+    ("(pid=4711, ip=10.0.0.2)   File \"/x/scheduler.py\", line 1, in f", "  File \"/x/scheduler.py\", line 1, in f", "4711", None),
+    ('{"log":"[2026-11-30 09:02:11 TP0] Load weight begin.\\n","stream":"stderr","time":"2026-11-30T09:02:11.5Z"}',
+     "[2026-11-30 09:02:11 TP0] Load weight begin.", None, "TP0"),
+    ("2025-04-05T00:01:19.209237575Z stderr F [2025-04-05 00:01:19 TP1] Init torch distributed begin.",
+     "[2025-04-05 00:01:19 TP1] Init torch distributed begin.", None, "TP1"),
+    ("ERROR 2025-04-05T00:01:19.209104776Z torch.distributed.DistBackendError: NCCL error in: x",
+     "torch.distributed.DistBackendError: NCCL error in: x", None, None),
+    ("2024-02-08 09:56:23 | ERROR | stderr |   File \"/p/sglang/srt/server.py\", line 30, in <module>",
+     "  File \"/p/sglang/srt/server.py\", line 30, in <module>", None, None),
+    ("2025-07-02 16:41:31 | ERROR | sglang.srt.entrypoints.engine | Received sigquit from a child process.",
+     "Received sigquit from a child process.", None, None),
+    ("Mar 18 11:23:46 sgl-router-janus-pro-7b[931930]: TypeError: 'NoneType' object is not subscriptable",
+     "TypeError: 'NoneType' object is not subscriptable", "931930", None),
+    ("inference_engine  | (Worker pid=12) [2025-02-12 12:54:32 TP0] x", "[2025-02-12 12:54:32 TP0] x", "12", "TP0"),
+], ids=["ray-repeated", "ray-ip", "docker-json", "kubernetes-cri", "gcloud-export", "relayed-stderr", "relayed-logger",
+        "syslog-without-host", "compose-then-ray"])
+def test_relay_prefixes_are_stripped(line, msg, pid, tags):
+    """Ray, docker's json-file, Kubernetes, Google Cloud, launcher relays and journal text without the host, and relays of relays."""
+    parsed = parse_line(line)
+    assert (parsed.msg, parsed.pid, parsed.tags) == (msg, pid, tags)
+
+
+def test_a_headerless_traceback_is_collected_from_its_first_frame():
+    """A tail without 'Traceback (most recent call last):' (a cut paste): frames and exception are the evidence once the
+    process is known to have exited, and the traceback says that its header is not in the log."""
+    lines = ['  File "/v/sglang/srt/distributed/device_communicators/pynccl.py", line 110, in __init__',
+             "    self.comm: ncclComm_t = self.nccl.ncclCommInitRank(",
+             "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)"]
+    open_ended = scan_startup_log("\n".join(lines))
+    assert open_ended["outcome"] == "starting"  # a traceback alone is not fatal
+    result = scan_startup_log("\n".join(lines), ended=True)
+    assert result["cause"] == "nccl_error" and result["error_message"] == lines[-1]
+    assert result["traceback"].splitlines() == [HEADERLESS] + lines
+
+
+def test_a_lone_decisive_line_explains_a_failed_start_but_does_not_fail_it():
+    line = "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current value: mem_fraction_static=0.2"
+    assert scan_startup_log(line)["outcome"] == "starting"
+    result = scan_startup_log(line, ended=True)
+    assert (result["cause"], result["error_message"], result["fatal_line"]) == ("gpu_out_of_memory", line, line)
+    assert "raise mem_fraction_static" in result["hint"]
+
+
+def test_a_usage_banner_alone_is_the_parsers_rejection_once_the_process_exited():
+    lines = _read("argparse_unrecognized_enable_reasoning_4116.log").splitlines()
+    assert scan_startup_log("\n".join(lines))["outcome"] == "starting"
+    result = scan_startup_log("\n".join(lines), ended=True)
+    assert result["cause"] == "invalid_arguments" and result["error_message"] == lines[1] and result["traceback"] is None
+    started = "\n".join(lines + ["[2026-11-30 09:02:11 TP0] Load weight begin. avail mem=46.92 GB"])
+    assert scan_startup_log(started, ended=True)["cause"] == "unknown"  # the start went on: the banner was not a rejection
+
+
+def test_caret_lines_and_elided_frames_stay_inside_the_traceback():
+    lines = ["[2026-11-30 09:02:11 TP0] Scheduler hit an exception: Traceback (most recent call last):",
+             '  File "/v/sglang/srt/managers/scheduler.py", line 2546, in run_scheduler_process',
+             "    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, pp_rank, dp_rank)",
+             "^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",  # a caret line that lost its indentation (terminal wrap)
+             "...",
+             '  File "/v/sglang/srt/layers/linear.py", line 10, in __init__',
+             "    assert self.total_num_heads % tp_size == 0",
+             "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+             "AssertionError",
+             "[2026-11-30 09:02:11] Received sigquit from a child process. It usually means the child failed."]
+    result = scan_startup_log("\n".join(lines))
+    assert result["cause"] == "parallelism_mismatch" and result["error_message"] == "AssertionError"
+    assert result["traceback"].splitlines()[1:] == lines[1:9]
+    assert "divides the model's attention heads" in result["hint"]
+
+
+def test_a_message_ends_without_the_blank_line_journald_drops():
+    """A journal has no empty lines: what starts something new is not glued onto the exception message."""
+    lines = ['  File "/v/sglang/srt/connector/s3.py", line 72, in __init__',
+             "    import boto3",
+             "ModuleNotFoundError: No module named 'boto3'",
+             "Exception ignored in: <function BaseConnector.__del__ at 0x7ab346b7f130>",
+             "Traceback (most recent call last):",
+             '  File "/v/sglang/srt/connector/s3.py", line 121, in close',
+             "    self.client.close()",
+             "AttributeError: 'S3Connector' object has no attribute 'client'"]
+    scanner = StartupLogScanner()
+    for index, line in enumerate(lines):
+        scanner.feed_entry(line, 4300, "sglang", 1000.0 + index)
+    scanner.close(exited=True)
+    result = scanner.result()
+    assert result["cause"] == "package_mismatch"
+    assert [tb.splitlines()[-1] for tb in result["tracebacks"]] == [lines[2], lines[-1]]
+    assert "boto3" in result["hint"]
+
+
+def test_lines_of_another_process_end_an_exception_message():
+    scanner = StartupLogScanner()
+    scanner.feed_entry("Traceback (most recent call last):", 4300, "sglang", 1000.0)
+    scanner.feed_entry('  File "/v/x.py", line 1, in f', 4300, "sglang", 1000.1)
+    scanner.feed_entry("RuntimeError: NCCL error: unhandled system error", 4300, "sglang", 1000.2)
+    scanner.feed_entry("Special text of another process", 4400, "sglang", 1000.3)
+    assert scanner.result()["tracebacks"] == [] and scanner.result()["outcome"] == "starting"
+    scanner.close(exited=True)
+    assert scanner.result()["traceback"].splitlines()[-1] == "RuntimeError: NCCL error: unhandled system error"
+
+
+def test_a_traceback_inside_an_exception_message_is_one_traceback():
+    """0.2-era launchers raise RuntimeError('Initialization failed. controller_init_state: Traceback ...'): read on."""
+    with open(os.path.join(CORPUS, "082_p2p_unsupported_p2p_access_check_unpickling_error_rtx3090_tp2.log"), encoding="utf-8") as handle:
+        result = scan_startup_log(handle.read(), ended=True)
+    assert result["cause"] == "p2p_unsupported" and result["error_message"] == "_pickle.UnpicklingError: invalid load key, 'W'."
+    assert result["tracebacks_seen"] == 1 and "gpu_p2p_access_check" in result["traceback"]
+
+
+def test_serving_is_ready_even_without_the_ready_line():
+    """Decode batches with running requests, or generation requests answered 200 beyond the warmup, mean the server
+    was up: a traceback after them is a runtime error after ready, not a failed start."""
+    request = '[2025-02-12 12:54:32] INFO:     127.0.0.1:57952 - "POST /v1/chat/completions HTTP/1.1" 200 OK'
+    crash = ["[2025-02-12 12:54:32 TP0] Scheduler hit an exception: Traceback (most recent call last):",
+             '  File "/v/sglang/srt/managers/scheduler.py", line 1796, in run_scheduler_process',
+             "    scheduler.event_loop_overlap()",
+             "ModuleNotFoundError: No module named 'datasets'"]
+    result = scan_startup_log("\n".join([request] + crash), ended=True)
+    assert (result["outcome"], result["ready_line"], result["traceback"]) == ("ready", request, None)
+    decode = "[2025-05-22 20:31:24] Decode batch. #running-req: 1, #token: 420, token usage: 0.02, gen throughput (token/s): 5.22"
+    assert scan_startup_log("\n".join([decode] + crash), ended=True)["outcome"] == "ready"
+    uvicorn = "[2025-02-12 12:54:30] INFO:     Uvicorn running on http://127.0.0.1:30000 (Press CTRL+C to quit)"
+    warmup_only = scan_startup_log("\n".join([uvicorn, request] + crash), ended=True)  # one request after uvicorn: the warmup
+    assert warmup_only["outcome"] == "failed" and warmup_only["phase"] == "warmup"
+    assert scan_startup_log("\n".join([uvicorn, request, request] + crash), ended=True)["outcome"] == "ready"
+
+
+def test_a_new_start_forgets_the_last_words_of_the_previous_one():
+    """A previous server's exit lines before this start's server_args= line are not this start's failure."""
+    with open(os.path.join(CORPUS, "020_ready_previous_server_exit_code_9_then_embedding_start.log"), encoding="utf-8") as handle:
+        result = scan_startup_log(handle.read())
+    assert result["outcome"] == "starting" and result["fatal_line"] is None  # the docs' excerpt ends before its ready line
+    assert result["phases"][0]["line"].startswith("[2025-04-01 22:36:45] server_args=") and result["phase"] == "kv_cache_allocated"
+
+
+def test_systemds_start_line_forgets_the_old_process_and_a_restart_does_not():
+    """The launch follows the journal from before the restart: the old process's stop (even a fatal-looking shutdown
+    traceback and systemd's exit lines about it) comes first and is not this start's. After this start's exit, systemd's
+    next start (Restart=on-failure) does not wipe the evidence."""
+    old = ["Traceback (most recent call last):", '  File "/v/sglang/launch_server.py", line 14, in <module>',
+           "KeyboardInterrupt", "sglang-main.service: Main process exited, code=killed, status=9/KILL",
+           "sglang-main.service: Failed with result 'timeout'."]
+    scanner = StartupLogScanner()
+    for index, line in enumerate(old):
+        scanner.feed_entry(line, 1 if line.startswith("sglang-main") else 4200, "systemd" if line.startswith("sglang-main") else "sglang",
+                           1000.0 + index)
+    assert scanner.result_outcome() == "failed" and scanner.systemd_exit_seen
+    scanner.feed_entry("Started sglang-main.service - SGLang inference server.", 1, "systemd", 1010.0)
+    assert scanner.result_outcome() == "starting" and not scanner.systemd_exit_seen and scanner.result()["tracebacks_seen"] == 0
+    scanner.feed_entry("RuntimeError: CUDA error: no kernel image is available for execution on the device", 4300, "sglang", 1011.0)
+    scanner.feed_entry("sglang-main.service: Main process exited, code=exited, status=1/FAILURE", 1, "systemd", 1011.1)
+    scanner.feed_entry("Started sglang-main.service - SGLang inference server.", 1, "systemd", 1016.0)
+    scanner.close(exited=True)
+    result = scanner.result()
+    assert result["cause"] == "unsupported_gpu" and scanner.systemd_exit_seen
+
+
+def test_sglangs_own_words_come_first_and_systemds_line_goes_beside_them():
+    """systemd's exit line can reach the journal before SGLang's last lines; the message and the fatal line are SGLang's."""
+    scanner = StartupLogScanner()
+    scanner.feed_entry("sglang-main.service: Main process exited, code=killed, status=9/KILL", 1, "systemd", 1000.0)
+    for index, line in enumerate(_read("constructed_kv_not_enough_memory_0_5_23.log").splitlines()):
+        scanner.feed_entry(parse_line(line).msg, 4300, "sglang", 1000.1 + index * 0.01)
+    scanner.close(exited=True)
+    result = scanner.result()
+    assert result["cause"] == "gpu_out_of_memory"
+    assert result["error_message"].startswith("RuntimeError: Not enough memory.")
+    assert result["fatal_line"].endswith("Scheduler hit an exception: Traceback (most recent call last):")
+    assert result["systemd_line"] == "sglang-main.service: Main process exited, code=killed, status=9/KILL"
+
+
+def test_systemds_own_failure_is_the_message_when_sglang_never_ran():
+    with open(os.path.join(CORPUS, "constructed_systemd_unit_error_exec_missing_venv.log"), encoding="utf-8") as handle:
+        result = scan_startup_log(handle.read(), ended=True)
+    assert result["cause"] == "systemd_unit_error" and result["traceback"] is None
+    assert result["error_message"] == ("sglang-main.service: Unable to locate executable '/opt/sglang/0.5.23/venv/bin/sglang': "
+                                       "No such file or directory")
+    assert result["systemd_line"].splitlines()[-1] == "sglang-main.service: Failed with result 'exit-code'."
+
+
+def test_every_traceback_comes_back_whole_and_bounded():
+    lines = []
+    for index in range(MAX_TRACEBACKS + 4):
+        lines += [f"[2026-11-30 09:02:11 TP{index}] Scheduler hit an exception: Traceback (most recent call last):",
+                  f'  File "/v/rank{index}.py", line 1, in f', f"RuntimeError: NCCL error: rank {index}"]
+    result = scan_startup_log("\n".join(lines), ended=True)
+    assert len(result["tracebacks"]) == MAX_TRACEBACKS and result["tracebacks_omitted"] == 4
+    assert result["tracebacks"][0].splitlines() == ["Traceback (most recent call last):"] + lines[1:3]
+    assert result["traceback"] == result["tracebacks"][0] and result["rank"] == "TP0"
+
+
+def test_a_terminal_wrapped_message_is_joined_when_nothing_else_matches():
+    """A terminal breaks long lines at its width, even inside a word: the fragments that fill the width are joined."""
+    first = "RuntimeError: TopKTopPSamplingFromProbs failed with error code no kernel image is available f"
+    second = "or execution on the device (CUDA error at /sgl-kernel/csrc/sampling.cu:88 while sampling batc"
+    assert len(first) == len(second) == 93
+    lines = ["Traceback (most recent call last):", '  File "/v/sglang/srt/layers/sampler.py", line 9, in forward',
+             "    return top_k_top_p_sampling_from_probs(probs)", first, second, "h 3)"]
+    assert classify("\n".join(lines)) == "unknown"
+    assert unwrap("\n".join(lines)).splitlines()[3] == first + second + "h 3)"
+    result = scan_startup_log("\n".join(lines), ended=True)
+    assert result["cause"] == "unsupported_gpu" and result["error_message"] == first + second + "h 3)"  # shown joined
+    assert unwrap("short\nlines") == "short\nlines"
+
+
+def test_harmless_warnings_are_no_evidence():
+    """Lines that say themselves that they are harmless never explain a failure, whatever their words."""
+    for line in ("[2025-09-07 16:25:32 TP1] Setup Custom allreduce failed with CUDART error: peer access is not supported between "
+                 "these two devices. To silence this warning, specify --disable-custom-all-reduce explicitly.",
+                 "[2025-04-20 14:03:03] Skipping import of cpp extensions: /v/torchao/_C.abi3.so: undefined symbol: _ZN3c105Error",
+                 "[2026-11-30 09:01:58] server_args=ServerArgs(speculative_algorithm=None, disable_custom_all_reduce=False)"):
+        assert scan_startup_log(line, ended=True)["cause"] == "unknown", line

@@ -297,6 +297,9 @@ half = entry("[2026-11-30 09:02:11 TP0] Load weight begin. avail mem=46.92 GB", 
 put(half[:25])
 put(half[25:])
 put(b"{broken json\n\n")
+# journalctl's JSON shows a field of 4096 bytes or more as null unless it is asked for every field whole (--all)
+long_line = "[2026-11-30 09:02:08] server_args=ServerArgs(" + "x" * 5000 + ")"
+put(entry(long_line if "--all" in sys.argv else None))
 put(entry(list(b"bytes \xff end")) + entry("sglang-main.service: Main process exited, code=killed, status=9/KILL", pid="1", ident="systemd"))
 if os.environ.get("FAKE_JOURNALCTL_EXIT") != "1":
     time.sleep(60)  # journalctl --follow never ends on its own
@@ -337,20 +340,21 @@ def test_journal_follower_streams_whole_entries_and_stops_journalctl(journalctl)
     path, args_file = journalctl
     follower = JournalFollower("sglang-main.service", "s=abc;i=5", since_epoch=1764493320.0, journalctl=path)
     try:
-        entries = _read_until(follower, 4)
+        entries = _read_until(follower, 5)
     finally:
         follower.close()
     assert [e.message for e in entries] == [
         "[2026-11-30 09:02:09 TP0] Init parallel begin.",
         "[2026-11-30 09:02:11 TP0] Load weight begin. avail mem=46.92 GB",
+        "[2026-11-30 09:02:08] server_args=ServerArgs(" + "x" * 5000 + ")",  # whole: journalctl was asked for --all
         "bytes \ufffd end",
         "sglang-main.service: Main process exited, code=killed, status=9/KILL",
     ]
     assert entries[1] == JournalLine(1764493331.65, 4242, "sglang", entries[1].message)
-    assert entries[3].identifier == "systemd" and entries[3].pid == 1
+    assert entries[4].identifier == "systemd" and entries[4].pid == 1
     recorded = json.loads(args_file.read_text())
     argv = recorded["argv"]
-    assert argv[:2] == ["--follow", "--no-pager"] and argv[argv.index("-o") + 1] == "json"
+    assert argv[:2] == ["--follow", "--no-pager"] and argv[argv.index("-o") + 1] == "json" and "--all" in argv
     assert argv[argv.index("-u") + 1] == "sglang-main.service"
     assert argv[argv.index("--after-cursor") + 1] == "s=abc;i=5" and "--since" not in argv
     assert not _alive(recorded["pid"])  # close() ended the still-following journalctl
@@ -372,7 +376,7 @@ def test_journal_follower_paces_the_caller_after_journalctl_ended(journalctl, mo
     monkeypatch.setenv("FAKE_JOURNALCTL_EXIT", "1")
     follower = JournalFollower("sglang-main.service", "s=abc", since_epoch=0.0, journalctl=path)
     try:
-        assert len(_read_until(follower, 4)) == 4
+        assert len(_read_until(follower, 5)) == 5
         naps = []
         monkeypatch.setattr(systemd_unit.time, "sleep", naps.append)
         for _attempt in range(200):  # until journalctl has exited and the follower saw the end of its pipe
@@ -391,7 +395,7 @@ def test_journal_follower_close_is_safe_twice_and_after_exit(journalctl, monkeyp
     path, args_file = journalctl
     monkeypatch.setenv("FAKE_JOURNALCTL_EXIT", "1")
     follower = JournalFollower("u.service", None, since_epoch=time.time(), journalctl=path)
-    _read_until(follower, 4)
+    _read_until(follower, 5)
     follower.close()
     follower.close()
     assert not _alive(json.loads(args_file.read_text())["pid"])
