@@ -15,18 +15,29 @@ description:
   - Lints O(server_args), a dict keyed by SGLang's option names, against the flag table of the SGLang release
     O(sglang_version) and that release's cross-flag rules. Keys may be written C(tp_size), C(tp-size) or
     C(--tp-size); abbreviations such as C(tp) are refused.
-  - Reports unknown flags with the closest known names, flags the release removed or renamed with their
-    replacement, deprecated flags, wrong types, choices and list shapes, and combinations SGLang refuses, with
-    SGLang's own message where it has one and a fix. Every problem is reported at once.
-  - When O(venv) is given, also runs the argument parser of the SGLang installed in that venv on the rendered
-    config file (parse only, no GPU, bounded by O(parser_timeout)), and merges its verdict into the same report.
+  - Reports unknown flags (with a guess only when a name is a near typo), flags the release removed or renamed
+    with their replacement, deprecated flags, wrong types (each with its fix), choices, list shapes and JSON
+    values, combinations SGLang refuses, and values SGLang accepts but that cannot start or expose the server
+    (O(server_args.mem_fraction_static) outside (0, 1), a privileged port, an open host without an API key), with
+    SGLang's own message where it has one. Every problem is reported at once; messages name the variable
+    (O(variable)).
+  - When the model's C(config.json) is known (O(model_config), or found in the model folder or the hub cache),
+    also checks what depends on it - encoder disaggregation architectures, C(context_length) against the
+    derived maximum, the attention and KV heads split by C(tp_size), C(quantization) against the checkpoint's
+    C(quantization_config), and a speculative draft model's shape.
+  - When O(venv) is given, also runs the host check in that venv on the rendered config file - SGLang's own
+    C(prepare_server_args), then, when the model's config is on the host and O(resolve) is true,
+    C(resolve_once) and C(check_server_args) (with C(--device cuda) where torch sees no GPU) - and merges its
+    verdict into the same report. When the weights are not there yet, it says that resolution was skipped and
+    why.
   - When O(dest) is given and nothing is an error, writes the YAML file that C(sglang serve --config) reads,
     byte-for-byte deterministic, so unchanged flags leave it unchanged and cause no restart. Secrets appear only
     in that file.
   - Fails when any finding reaches O(fail_on), listing every such finding in RV(msg).
-  - The action plugin of the same name loads the flag table from the collection's C(data/sglang_flags) on the
-    controller. Without O(venv) and O(dest) it lints there and never contacts the host; otherwise it runs this
-    module on the target with the table.
+  - The action plugin of the same name loads the flag table from O(tables_dir) or the collection's
+    C(data/sglang_flags) on the controller. Without O(venv) and O(dest) it lints there and never contacts the
+    host; otherwise it runs this module on the target with the table. For a release with no table it first
+    dumps one from the host's own parser (O(dump_table)) and keeps it in O(tables_dir).
 author:
   - gpufleet maintainers (@gpufleet)
 options:
@@ -48,18 +59,41 @@ options:
     default: {}
   sglang_version:
     description:
-      - The SGLang release the flags are for, for example C(0.5.23).
-      - A release between two bundled tables (0.5.11, 0.5.13, 0.5.15-0.5.17, 0.5.21) is linted with the nearest
-        older table and an info finding; a release outside the bundled range is an error.
+      - The SGLang release the flags are for, for example C(0.5.23), C(v0.5.23) or C(0.5.23.post1).
+      - A pre-release, dev or local version (C(0.5.24rc1), C(0.5.24.dev3), C(0.5.23+cu130)) is refused unless
+        O(release_map) maps it to a release.
+      - A release between two bundled tables is linted with the nearest older table and an info finding, unless
+        a table of its own is in O(tables_dir) or, with O(venv), is dumped from the host.
     type: str
     required: true
+  release_map:
+    description:
+      - Explicit mapping of version strings that are not releases to the release whose flags and rules they
+        have, for example C({'0.5.24rc1': '0.5.23'}). Applies to O(sglang_version) and to the version the venv
+        reports.
+    type: dict
+    default: {}
   venv:
     description:
       - Path of the virtual environment SGLang is installed in, on the target. When given, the module also runs
-        C(<venv>/bin/python) with SGLang's own C(prepare_server_args) on the rendered config file, stopping right
-        after argument parsing. It needs about 1 GB of memory and 6-9 s on a real install, and no GPU.
+        the host check with C(<venv>/bin/python) on the rendered config file; it needs about 1 GB of memory and
+        6-9 s on a real install (a few seconds more with resolution).
       - In check mode a missing venv (a fresh host) skips this check with an info finding.
     type: path
+  resolve:
+    description:
+      - Run SGLang's C(resolve_once) and C(check_server_args) in the host check when the model's C(config.json)
+        (and a draft model's) is on the host; false stops after SGLang's argument parser.
+      - Resolution is also skipped, with an info finding, while the lint has errors.
+    type: bool
+    default: true
+  service_env:
+    description:
+      - The service's environment variables (C(HF_HOME), C(CUDA_VISIBLE_DEVICES), C(SGLANG_*), ...). The host
+        check and the dump run with them (and always with C(HF_HUB_OFFLINE=1)); the model's config is looked up
+        in the hub cache they name; C(SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN) relaxes the context_length check.
+    type: dict
+    default: {}
   dest:
     description:
       - Where to write the config file on the target, for example C(/etc/sglang/default.yaml). Written only when
@@ -76,7 +110,7 @@ options:
     type: raw
     default: '0640'
   parser_timeout:
-    description: Seconds the parse-only check may take before it is killed and reported.
+    description: Seconds the host check (or the dump) may take before it is killed and reported.
     type: int
     default: 60
   facts:
@@ -100,25 +134,55 @@ options:
     type: dict
   tables_dir:
     description:
-      - Controller directory with C(<release>.json) flag tables, used by the action plugin instead of the
-        collection's C(data/sglang_flags).
+      - Controller directory for flag tables dumped from hosts (C(<release>.json)), searched before the
+        collection's C(data/sglang_flags) and written when a release has no table. It must not lie inside the
+        installed collection. Used by the action plugin.
     type: path
+  dump_table:
+    description:
+      - Only dump the flag table of the SGLang in O(venv) from its own parser and return it as RV(flag_table);
+        nothing is linted or written. The action plugin uses it for a release without a table.
+    type: bool
+    default: false
+  rules_release:
+    description:
+      - The release whose cross-flag rules apply, when O(sglang_version) is newer than every release the
+        collection knows (the action plugin sets the nearest known one and the report says so).
+    type: str
+  model_config:
+    description:
+      - The content of the model's C(config.json), when the caller has it; otherwise it is looked up from
+        C(model_path) (a local folder, or the hub cache of O(service_env)).
+    type: dict
+  draft_model_config:
+    description: The content of the speculative draft model's C(config.json), as O(model_config).
+    type: dict
+  allow_open_without_api_key:
+    description:
+      - Accept a C(host) open to the network without an C(api_key) (a warning instead of an error), for a network
+        closed by other means. The role sets it from C(sglang_server_allow_open_without_api_key).
+    type: bool
+    default: false
+  variable:
+    description: The name messages give the flags, for example C(sglang_server_args) (C(sglang_server_args.tp_size)).
+    type: str
+    default: sglang_server_args
 attributes:
   check_mode:
     support: full
-    description: Lints and runs the parse-only check, and reports whether O(dest) would change, without writing it.
+    description: Lints and runs the host check, and reports whether O(dest) would change, without writing it.
   diff_mode:
     support: full
     description: Shows the change to O(dest), with secrets masked.
   platform:
     support: full
     platforms: posix
-    description: Runs on the controller for the lint alone; on Linux targets for the parser check and the file.
+    description: Runs on the controller for the lint alone; on Linux targets for the host check and the file.
 notes:
-  - The real-parser check runs C(python -c ... --config <file>) in the venv; to run it by hand use
+  - The host check runs C(python -c ... --config <file>) in the venv; to run SGLang's own path by hand use
     C(<venv>/bin/python -c 'import sys; from sglang.srt.server_args import prepare_server_args;
-    prepare_server_args(sys.argv[1:])' --config <file>.yaml). On releases up to 0.5.18 that also resolves the
-    flags against the model and the GPUs, which the module avoids by stopping after argparse.
+    a = prepare_server_args(sys.argv[1:]); a.resolve_once(); a.check_server_args()' --config <file>.yaml)
+    (add C(--device cuda) on a host without GPUs).
   - Secrets never appear in the returned values; C(api_key) and similar are shown as C(********).
 seealso:
   - name: SGLang server arguments
@@ -195,7 +259,8 @@ findings:
       type: str
       sample: "Use cuda_graph_backend_prefill: breakable instead (...)."
     source:
-      description: C(lint) (flag tables and rules) or C(parser) (the installed SGLang).
+      description: C(lint) (flag tables and rules), C(parser) (the installed SGLang's parser) or C(host)
+        (its resolution on the host).
       type: str
       sample: lint
 summary:
@@ -232,7 +297,7 @@ config_sha256:
   returned: when the module ran on the target
   type: str
 parser:
-  description: The parse-only run of the installed SGLang.
+  description: The host check with the installed SGLang.
   returned: always
   type: dict
   contains:
@@ -251,6 +316,22 @@ parser:
     sglang_version:
       description: The SGLang version installed in the venv.
       type: str
+    mode:
+      description: C(resolve) (SGLang's resolution ran) or C(parse) (its argument parser only).
+      type: str
+    resolved:
+      description: Whether SGLang's resolve_once and check_server_args accepted the flags (null when not run).
+      type: bool
+    resolve_skipped:
+      description: Why resolution was not run, when it was not.
+      type: str
+    device_added:
+      description: Whether C(--device cuda) was added because torch saw no GPU on the host.
+      type: bool
+flag_table:
+  description: The dumped flag table, with O(dump_table).
+  returned: with O(dump_table)
+  type: dict
 dest:
   description: The config file path, when O(dest) was given.
   returned: when O(dest) is given
@@ -269,8 +350,9 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes, to_native
 
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.dump import dump_command, read_dump_output
 from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.findings import finding
-from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.lint import lint_server_args
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.releases import ReleaseError
 from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.table import FlagTableError
 from ansible_collections.gpufleet.sglang.plugins.module_utils.secrets import (
     MASK,
@@ -283,13 +365,18 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.preflight im
     ARGUMENT_SPEC,
     build_result,
     interpret_parser_run,
+    lint_for_host,
     merge_secret_args,
     parser_command,
+    release_error_result,
     render_for_report,
+    resolution_plan,
 )
 from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.server_config import config_sha256
 
 _YAML_KEY_LINE = re.compile(r"^(\s*-?\s*)([A-Za-z0-9_-]+)(\s*:\s*)(.+)$")
+# What the host check always runs with: no download, no byte-code files in the service venv.
+CHECK_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def redact_config_text(text: str, secrets: list) -> str:
@@ -303,31 +390,69 @@ def redact_config_text(text: str, secrets: list) -> str:
     return "".join(out)
 
 
-def run_parser(module: AnsibleModule, venv: str, config_text: str, timeout: int, release: str) -> tuple:
-    """Run the installed SGLang's parser on the rendered config; (findings, parser summary)."""
+def service_environ(module: AnsibleModule) -> dict:
+    """The environment SGLang will see: this process's, with the service's own variables over it."""
+    environ = dict(os.environ)
+    environ.update({str(k): str(v) for k, v in (module.params["service_env"] or {}).items()})
+    return environ
+
+
+def venv_python(module: AnsibleModule, venv: str) -> tuple:
+    """(path of the venv's python, None) or (None, the findings and summary that say why there is none)."""
     python = os.path.join(venv, "bin", "python")
-    if not os.path.exists(python):
-        if module.check_mode:
-            return [finding("info", "parser_skipped", None,
-                            "%s does not exist yet (check mode on a host without the venv); the parse-only check "
-                            "was skipped" % python, "", "parser")], {"ran": False, "error": "no venv"}
-        return [finding("error", "parser_unavailable", None, "%s does not exist" % python,
-                        "Install SGLang in the venv first (sglang_install), or fix venv.", "parser")], \
-            {"ran": False, "error": "no venv"}
+    if os.path.exists(python):
+        return python, None
+    if module.check_mode:
+        return None, ([finding("info", "parser_skipped", None,
+                               "%s does not exist yet (check mode on a host without the venv); the host check was "
+                               "skipped" % python, "", "parser")], {"ran": False, "error": "no venv"})
+    return None, ([finding("error", "parser_unavailable", None, "%s does not exist" % python,
+                           "Install SGLang in the venv first (sglang_install), or fix venv.", "parser")],
+                  {"ran": False, "error": "no venv"})
+
+
+def run_host_check(module: AnsibleModule, venv: str, config_text: str, mode: str, release: str) -> tuple:
+    """Run the installed SGLang's own path on the rendered config; (findings, summary)."""
+    python, missing = venv_python(module, venv)
+    if python is None:
+        return missing
+    timeout = module.params["parser_timeout"]
     config_path = os.path.join(module.tmpdir, "sglang-preflight.yaml")
     descriptor = os.open(config_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    environ = {str(k): str(v) for k, v in (module.params["service_env"] or {}).items()}
+    environ.update(CHECK_ENV)
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(to_bytes(config_text))
-        command = parser_command(python, config_path, timeout, module.get_bin_path("timeout"))
+        command = parser_command(python, config_path, timeout, module.get_bin_path("timeout"), mode)
         started = time.monotonic()
-        rc, out, err = module.run_command(command, cwd=module.tmpdir,
-                                          environ_update={"HF_HUB_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1"})
+        rc, out, err = module.run_command(command, cwd=module.tmpdir, environ_update=environ)
         seconds = time.monotonic() - started
     finally:
         if os.path.exists(config_path):
             os.unlink(config_path)
-    return interpret_parser_run(rc, out, err, seconds, timeout, release)
+    findings, info = interpret_parser_run(rc, out, err, seconds, timeout, release, module.params["release_map"])
+    info["mode"] = mode
+    return findings, info
+
+
+def dump_flag_table(module: AnsibleModule) -> None:
+    """Dump mode: the flag table of the venv's SGLang, from its own parser (a release without a bundled table)."""
+    venv = module.params["venv"]
+    if not venv:
+        module.fail_json(msg="dump_table needs venv: the SGLang whose parser is dumped")
+    python = os.path.join(venv, "bin", "python")
+    if not os.path.exists(python):
+        module.fail_json(msg="cannot dump the flag table: %s does not exist; install SGLang first (sglang_install)"
+                         % python)
+    environ = {str(k): str(v) for k, v in (module.params["service_env"] or {}).items()}
+    environ.update(CHECK_ENV)
+    command = dump_command(python, module.params["parser_timeout"], module.get_bin_path("timeout"))
+    rc, out, err = module.run_command(command, cwd=module.tmpdir, environ_update=environ)
+    table, problem = read_dump_output(rc, out, err)
+    if table is None:
+        module.fail_json(msg="cannot dump the flag table of the SGLang in %s: %s" % (venv, redact(problem)))
+    module.exit_json(changed=False, flag_table=table, sglang_version=table["sglang_version"])
 
 
 def _fail(module: AnsibleModule, msg: str, result: dict) -> None:
@@ -338,7 +463,7 @@ def write_config(module: AnsibleModule, dest: str, text: str, result: dict) -> N
     """Install the config file atomically when its content differs; then owner, group and mode."""
     params = module.params
     directory = os.path.dirname(dest) or "."
-    if not os.path.isdir(directory):
+    if not os.path.isdir(directory) and not module.check_mode:  # in check mode the role's folder task only said it would
         _fail(module, "cannot write %s: directory %s does not exist; create it first (the sglang_server role does)"
               % (dest, directory), result)
     data = to_bytes(text)
@@ -377,9 +502,11 @@ def write_config(module: AnsibleModule, dest: str, text: str, result: dict) -> N
 
 
 def main() -> None:
-    """Lint, render, optionally run the installed parser and write the file; fail on findings at fail_on."""
+    """Lint, render, run the host check in the venv and write the file; fail on findings at fail_on."""
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     params = module.params
+    if params["dump_table"]:
+        dump_flag_table(module)
     table = params["flag_table"]
     if not table:
         module.fail_json(msg="sglang_preflight needs the flag table of SGLang %s: run it as gpufleet.sglang."
@@ -390,18 +517,25 @@ def main() -> None:
         # Secret-named flags given in server_args itself: Ansible masks their values in everything it prints.
         module.no_log_values.update(value for value in secret_values(server_args) if len(value) >= MIN_SECRET_LEN)
     try:
-        lint = lint_server_args(server_args, table, params["sglang_version"], table.get("history"), params["facts"],
-                                secret_names=list(params["secret_args"] or {}))
+        lint, models, extra = lint_for_host(server_args, table, params, service_environ(module))
     except FlagTableError as exc:
         module.fail_json(msg="flag_table is not a flag table: %s" % exc)
+    except ReleaseError as exc:
+        result = release_error_result(exc, params["sglang_version"], params["fail_on"])
+        if result.pop("failed"):
+            module.fail_json(**result)
+        module.exit_json(**result)
 
     text, dummy = render_for_report(lint)
-    parser_findings, parser_info = [], {"ran": False}
+    host_findings, host_info = [], {"ran": False}
     if params["venv"]:
-        parser_findings, parser_info = run_parser(module, params["venv"], text, params["parser_timeout"],
-                                                  lint.release)
+        mode, skipped = resolution_plan(params["resolve"], lint, models)
+        host_findings, host_info = run_host_check(module, params["venv"], text, mode, lint.release)
+        if skipped is not None and host_info.get("ran"):
+            host_findings.append(skipped)
+            host_info["resolve_skipped"] = skipped["message"]
 
-    result = build_result(lint, parser_findings, parser_info, params["fail_on"])
+    result = build_result(lint, host_findings, host_info, params["fail_on"], extra, params["variable"])
     result["config_sha256"] = config_sha256(text)
     failed = result.pop("failed")
     errors = result["summary"]["error"]

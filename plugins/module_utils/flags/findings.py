@@ -54,3 +54,43 @@ def display(value: Any, secret: bool = False, limit: int = 60) -> str:
     if len(text) > limit:
         text = text[:limit - 3] + "..."
     return redact(text)
+
+
+def _edit_distance(left: str, right: str) -> int:
+    """Levenshtein distance with adjacent transpositions (a typo's usual shapes), for short names."""
+    previous2: list = []
+    previous = list(range(len(right) + 1))
+    for i, lchar in enumerate(left, 1):
+        current = [i] + [0] * len(right)
+        for j, rchar in enumerate(right, 1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (lchar != rchar))
+            if i > 1 and j > 1 and lchar == right[j - 2] and left[i - 2] == rchar:
+                current[j] = min(current[j], previous2[j - 2] + 1)
+        previous2, previous = previous, current
+    return previous[-1]
+
+
+def close_matches(word: str, candidates: Iterable[str], limit: int = 2) -> list:
+    """Names a typo of ``word`` plausibly meant: the one policy behind every "did you mean".
+
+    Why strict: a far-fetched guess (``gpu_memory_utilization`` -> ``enable_memory_saver``) sends the operator
+    the wrong way. Only these count as close: the same name up to case, '-' and '_'; or at most one edit for
+    names up to 5 characters and two for longer ones (a transposition is one edit); of those, only the closest.
+    """
+    folded = word.lower().replace("-", "_")
+    exact = [c for c in candidates if c.lower().replace("-", "_") == folded]
+    if exact:
+        return exact[:limit]
+    allowed = 1 if len(folded) <= 5 else 2
+    scored = []
+    for candidate in candidates:
+        other = candidate.lower().replace("-", "_")
+        if abs(len(other) - len(folded)) > allowed:
+            continue
+        distance = _edit_distance(folded, other)
+        if distance <= allowed:
+            scored.append((distance, candidate))
+    if not scored:
+        return []
+    best = min(distance for distance, dummy in scored)  # a worse guess next to a better one only misleads
+    return [candidate for distance, candidate in sorted(scored) if distance == best][:limit]

@@ -21,16 +21,16 @@ secrets: module_utils/secrets.py.
 
 from __future__ import annotations
 
-import difflib
 import json
 from typing import Any, Iterable, Mapping, Optional, Tuple
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.findings import display, finding, sort_findings
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.findings import close_matches, display, finding, sort_findings
 from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.releases import (
     ReleaseError,
     format_release,
     in_release_range,
     parse_release,
+    release_key,
     release_sort_key,
 )
 from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.rules import REPLACEMENTS, RULES
@@ -46,11 +46,21 @@ class RuleContext:
     """What a cross-flag rule sees: the values SGLang will get, the release, the table and host facts."""
 
     def __init__(self, release: Tuple[int, int, int], table: FlagTable, values: Mapping[int, Any],
-                 facts: Optional[Mapping[str, Any]] = None) -> None:
+                 facts: Optional[Mapping[str, Any]] = None, model: Optional[Mapping[str, Any]] = None,
+                 draft_model: Optional[Mapping[str, Any]] = None, options: Optional[Mapping[str, Any]] = None,
+                 variable: str = "sglang_server_args") -> None:
         self.release = release
         self.table = table
         self._values = values  # id(action) -> the operator's (normalised) value
         self.facts = dict(facts or {})
+        self.model = dict(model) if model else None  # flags/model.py model_facts() of the model's config.json
+        self.draft_model = dict(draft_model) if draft_model else None
+        self.options = dict(options or {})
+        self.variable = variable
+
+    def ref(self, name: str) -> str:
+        """How the operator names an option: sglang_server_args.tp_size."""
+        return "%s.%s" % (self.variable, name) if self.variable else name
 
     def has(self, name: str) -> bool:
         return self.table.has(name)
@@ -152,14 +162,20 @@ class LintResult:
 
 def lint_server_args(server_args: Any, table: Mapping[str, Any], release: Optional[str] = None,
                      history: Optional[Mapping[str, Any]] = None, facts: Optional[Mapping[str, Any]] = None,
-                     secret_names: Iterable[str] = ()) -> LintResult:
+                     secret_names: Iterable[str] = (), model: Optional[Mapping[str, Any]] = None,
+                     draft_model: Optional[Mapping[str, Any]] = None, options: Optional[Mapping[str, Any]] = None,
+                     variable: str = "sglang_server_args", rules_release: Optional[str] = None) -> LintResult:
     """Lint a flag dict against a release's table; every problem is a finding, nothing raises on bad input.
 
     ``release`` is the release the operator runs (for the rules' ranges); it defaults to the table's. ``history``
     comes from build_history() and turns "unknown flag" into "removed in this release, use ...".
     ``facts`` (optional) are host facts for hardware rules: ``gpu_p2p`` (bool), ``nvlink`` (bool),
-    ``service_user`` (str). ``secret_names`` are keys to treat as secret whatever their name (the keys of the
-    module's no_log ``secret_args``).
+    ``service_user`` (str), ``environment`` (the service's environment variables). ``secret_names`` are keys to
+    treat as secret whatever their name (the keys of the module's no_log ``secret_args``). ``model`` and
+    ``draft_model`` are flags/model.py model_facts() of the models' config.json, when known. ``options`` holds the
+    operator's opt-ins (``allow_open_without_api_key``). ``variable`` is the name messages give the flags
+    (``sglang_server_args``). ``rules_release`` is the release whose cross-flag rules apply, when the release
+    itself has none written for it (a table dumped from a host on day one); it defaults to the release.
     """
     tbl = FlagTable(table)
     secret_names = [option_name(n) for n in secret_names if isinstance(n, str)]
@@ -170,6 +186,13 @@ def lint_server_args(server_args: Any, table: Mapping[str, Any], release: Option
         return LintResult(str(release_text), tbl.release, [finding("error", "release_invalid", None, exc.message,
                                                                    exc.hint)], {}, {})
     findings = _release_findings(tbl, release_text, rel)
+    rules_rel = rel
+    if rules_release:
+        try:
+            rules_rel = parse_release(rules_release)
+        except ReleaseError as exc:
+            findings.append(finding("error", "release_invalid", None, exc.message, exc.hint))
+        findings.extend(_rules_release_finding(rel, rules_rel))
     if server_args is None:
         server_args = {}
     if not isinstance(server_args, Mapping):
@@ -181,9 +204,10 @@ def lint_server_args(server_args: Any, table: Mapping[str, Any], release: Option
 
     accepted = _AcceptedArgs()
     for key in sorted(server_args, key=lambda k: (str(k), type(k).__name__)):
-        _lint_one(tbl, rel, history, key, server_args[key], secret_names, accepted, findings)
-    findings.extend(_missing_required(tbl, accepted.attempted))
-    findings.extend(_rule_findings(RuleContext(rel, tbl, accepted.values, facts)))
+        _lint_one(tbl, rel, history, key, server_args[key], secret_names, accepted, findings, variable)
+    findings.extend(_missing_required(tbl, accepted.attempted, variable))
+    findings.extend(_rule_findings(RuleContext(rules_rel, tbl, accepted.values, facts, model, draft_model, options,
+                                               variable)))
 
     secrets = secret_values(accepted.args, secret_names)
     for item in findings:
@@ -197,26 +221,43 @@ def lint_server_args(server_args: Any, table: Mapping[str, Any], release: Option
 def _release_findings(tbl: FlagTable, release_text: Any, rel: Tuple[int, int, int]) -> list:
     """How the table's release relates to the one linted: newer is an error, older or respelled is said."""
     findings = []
+    try:
+        wanted = release_key(release_text)
+    except ReleaseError:
+        wanted = tuple(rel) + (0,)
     if tbl.release:
         try:
-            table_rel = parse_release(tbl.release)
+            table_rel = release_key(tbl.release)
         except ReleaseError:
-            table_rel = rel
-        if table_rel > rel:
+            table_rel = wanted
+        if table_rel > wanted:
             findings.append(finding("error", "table_newer_than_release", None,
                                     "the flag table is for SGLang %s, newer than the release linted (%s)"
-                                    % (tbl.release, format_release(rel)),
+                                    % (tbl.release, format_release(wanted)),
                                     "Pass the table of the installed release."))
-        elif table_rel < rel:
+        elif table_rel < wanted:
             findings.append(finding("info", "table_nearest_older", None,
                                     "no flag table was dumped for SGLang %s; linted against the nearest older one (%s)"
-                                    % (format_release(rel), tbl.release),
-                                    "Flags that %s added are reported as unknown; dump its table with "
-                                    "tools/dev/flags/dump_flags.py to lint them." % format_release(rel)))
-    if isinstance(release_text, str) and release_text.strip().lstrip("v") != format_release(rel):
+                                    % (format_release(wanted), tbl.release),
+                                    "Flags that %s added are reported as unknown; a deploy to a host with %s installed "
+                                    "dumps its table (sglang_server_flag_tables_dir)." % (format_release(wanted),
+                                                                                          format_release(wanted))))
+    if isinstance(release_text, str) and release_text.strip().lstrip("v") != format_release(wanted):
         findings.append(finding("info", "release_normalised", None,
-                                "SGLang %s is linted as release %s" % (release_text.strip(), format_release(rel))))
+                                "SGLang %s is linted as release %s" % (release_text.strip(), format_release(wanted))))
     return findings
+
+
+def _rules_release_finding(rel: Tuple[int, int, int], rules_rel: Tuple[int, int, int]) -> list:
+    """Say so when the cross-flag rules are those of another (the nearest known) release."""
+    if tuple(rules_rel) == tuple(rel[:3]):
+        return []
+    return [finding("info", "rules_from_nearest_release", None,
+                    "the cross-flag rules applied are those of SGLang %s, the nearest release this collection knows: "
+                    "rules that %s added or changed are not checked here, only by the host check"
+                    % (format_release(rules_rel), format_release(rel)),
+                    "Update the collection for rules written for SGLang %s (plugins/module_utils/flags/rules.py)."
+                    % format_release(rel))]
 
 
 class _AcceptedArgs:
@@ -232,12 +273,13 @@ class _AcceptedArgs:
 
 
 def _lint_one(tbl: FlagTable, rel: Tuple[int, int, int], history: Optional[Mapping[str, Any]], key: Any,
-              value: Any, secret_names: list, accepted: _AcceptedArgs, findings: list) -> None:
+              value: Any, secret_names: list, accepted: _AcceptedArgs, findings: list,
+              variable: str = "sglang_server_args") -> None:
     """Check one key and its value; record it in ``accepted`` when it may be rendered."""
     option, problem = normalise_key(key)
     if option is None:
-        findings.append(finding("error", "bad_key", None, problem,
-                                "Use SGLang's option names, e.g. tp_size, tp-size or --tp-size."))
+        findings.append(finding("error", "bad_key", None, "%s: %s" % (variable, problem),
+                                "Key %s by SGLang's option names, e.g. tp_size, tp-size or --tp-size." % variable))
         return
     name = option_name(option)
     accepted.attempted.add(name)
@@ -266,7 +308,7 @@ def _lint_one(tbl: FlagTable, rel: Tuple[int, int, int], history: Optional[Mappi
         findings.append(finding("info", "unset", name, "%s is null (~): left out of the config file, so SGLang "
                                 "uses its default %s" % (name, display(tbl.default(name)))))
         return
-    checked = ValueChecker(tbl, action, name, findings, name in secret_names).check(value)
+    checked = ValueChecker(tbl, action, name, findings, name in secret_names, variable).check(value)
     if checked is DROP:
         return
     accepted.config[canonical[2:]] = checked
@@ -315,11 +357,11 @@ def _config_loadable(tbl: FlagTable, action: Mapping[str, Any], option: str, nam
     return True
 
 
-def _missing_required(tbl: FlagTable, attempted: set) -> list:
+def _missing_required(tbl: FlagTable, attempted: set, variable: str = "sglang_server_args") -> list:
     """argparse's "the following arguments are required" for each required option never given."""
     return [finding("error", "missing_required", option_name(tbl.canonical(action)),
                     "the following arguments are required: %s" % "/".join(action["opts"]),
-                    "Set %s in sglang_server_args." % option_name(tbl.canonical(action)))
+                    "Set %s.%s." % (variable, option_name(tbl.canonical(action))))
             for action in tbl.actions
             if action.get("required") and option_name(tbl.canonical(action)) not in attempted]
 
@@ -352,8 +394,8 @@ def _absent_flag(tbl: FlagTable, option: str, name: str, rel: Tuple[int, int, in
         argparse_says = "unrecognized arguments: %s" % option
     release = format_release(rel)
     seen = (history or {}).get(option) or []
-    older = [entry for entry in seen if release_sort_key(entry[0]) < rel]
-    newer = [entry for entry in seen if release_sort_key(entry[0]) > rel]
+    older = [entry for entry in seen if release_sort_key(entry[0])[:3] < tuple(rel[:3])]
+    newer = [entry for entry in seen if release_sort_key(entry[0])[:3] > tuple(rel[:3])]
     curated = REPLACEMENTS.get(name)
     if older or (curated and not newer):
         hint = replacement_for(name, rel, tbl, older[-1][1] if older else None)
@@ -372,9 +414,7 @@ def _absent_flag(tbl: FlagTable, option: str, name: str, rel: Tuple[int, int, in
                        "ambiguous or point it elsewhere" % (option, matches[0]),
                        "Write the full name: %s." % option_name(matches[0]))
     names = sorted({option_name(o) for o in tbl.long_options})
-    close = difflib.get_close_matches(name.lower(), names, n=3, cutoff=0.6)
-    if name.lower() != name and name.lower() in names:
-        close = [name.lower()]
+    close = close_matches(name, names)
     hint = ("Did you mean %s?" % " or ".join(close)) if close else \
-        "See `sglang serve --help` of SGLang %s for the option names." % release
+        "Drop it, or see `sglang serve --help` of SGLang %s for the option names." % release
     return finding("error", "ambiguous_flag" if len(matches) > 1 else "unknown_flag", name, argparse_says, hint)

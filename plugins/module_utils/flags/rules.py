@@ -9,19 +9,24 @@ small functions so that a maintainer can add a release's rules without touching 
 options it needs in that release's flag table, and gets a ``RuleContext`` from the engine (see
 ``sglang_flags.RuleContext``): ``get(name)`` is the value SGLang will see (the operator's, else the
 table's default), ``given(name)`` says whether the operator set it, ``facts`` holds host facts
-(``gpu_p2p``, ``nvlink``, ``service_user``), and ``error/warning/info`` build findings.
+(``gpu_p2p``, ``nvlink``, ``service_user``, ``environment``), ``model`` / ``draft_model`` the facts of the
+model's and the draft model's config.json (flags/model.py; None when unknown), ``options`` the operator's
+opt-ins (``allow_open_without_api_key``), ``ref(name)`` the name the operator wrote it under
+(``sglang_server_args.tp_size``), and ``error/warning/info`` build findings.
 
 Messages quote SGLang's own text where it has one (docs/reference/sglang.md#validation-rules and the 0.5.23 validation
 cases); the hint says what to change. Severity: error when SGLang refuses or crashes, warning when it
 accepts something that will surprise, info for silent adjustments worth knowing.
 
-Standard library only, no imports from the rest of the collection: modules ship this file to the target.
+Standard library only, importing only flags/releases: modules ship this file to the target.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any, Callable, NamedTuple, Optional, Tuple
+
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.releases import in_release_range
 
 
 class Replacement(NamedTuple):
@@ -98,6 +103,10 @@ VALUE_HINTS = {
     ("cuda_graph_backend_decode", "tc_piecewise"): "tc_piecewise was removed; select breakable, full, or disabled",
 }
 
+# Text options whose value SGLang parses with json.loads() during resolution (argparse type str), so a bad value fails
+# the start with a JSONDecodeError; the lint checks them as JSON and accepts a mapping, written as compact JSON.
+JSON_STRING_OPTIONS = ("json_model_override_args", "model_loader_extra_config", "modelexpress_config")
+
 # Built-in speculative algorithm names of releases whose --speculative-algorithm has no argparse choices.
 SPECULATIVE_BUILTINS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK", "UNO")
 EAGLE_FAMILY = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE")
@@ -138,6 +147,11 @@ def _int(value: Any, default: int = 0) -> int:
         return int(str(value))
     except (TypeError, ValueError):
         return default
+
+
+def in_release(release: Tuple[int, ...], since: str) -> bool:
+    """True when ``release`` is ``since`` or newer."""
+    return in_release_range(release, since, None)
 
 
 def _spec_algorithm(ctx: Any) -> str:
@@ -556,15 +570,33 @@ def custom_all_reduce_without_p2p(ctx: Any) -> list:
 
 @rule(requires=("mem_fraction_static",))
 def mem_fraction_range(ctx: Any) -> list:
+    """SGLang takes any float and fails minutes later, after the weights load: an error here."""
     value = ctx.get("mem_fraction_static")
     if isinstance(value, bool) or not isinstance(value, (int, float)) or 0 < value < 1:
         return []
-    return [ctx.warning(
+    return [ctx.error(
         "mem_fraction_out_of_range", "mem_fraction_static",
-        "mem_fraction_static %r is outside (0, 1); SGLang does not check the range and fails only at runtime: "
-        "'Not enough memory. Please try to increase --mem-fraction-static.'" % (value,),
-        "Use a fraction of GPU memory for weights plus KV cache, typically 0.8-0.9; leave it unset to let SGLang "
-        "size it.")]
+        "mem_fraction_static %r is outside (0, 1); SGLang does not check the range and fails only after the weights "
+        "loaded: 'Not enough memory. Please try to increase --mem-fraction-static.' (or a CUDA out-of-memory error)"
+        % (value,),
+        "Give %s a fraction of GPU memory for weights plus KV cache, typically 0.8-0.9, or leave it unset to let "
+        "SGLang size it." % ctx.ref("mem_fraction_static"))]
+
+
+# prepare_server_args calls logging.basicConfig(level=getattr(logging, log_level.upper())).
+LOGGING_LEVELS = ("CRITICAL", "FATAL", "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "NOTSET")
+
+
+@rule(requires=("log_level",))
+def log_level_known(ctx: Any) -> list:
+    """--log-level has no argparse choices; a name the logging module lacks fails inside prepare_server_args."""
+    value = ctx.get("log_level")
+    if not ctx.given("log_level") or not isinstance(value, str) or value.upper() in LOGGING_LEVELS:
+        return []
+    return [ctx.error("log_level_unknown", "log_level",
+                      "module 'logging' has no attribute '%s' (SGLang looks --log-level up in Python's logging)"
+                      % value.upper(),
+                      "Give %s one of debug, info, warning, error or critical." % ctx.ref("log_level"))]
 
 
 @rule(requires=("chunked_prefill_size", "page_size"))
@@ -616,25 +648,235 @@ def port_range(ctx: Any) -> list:
     if not 1 <= port <= 65535:
         return [ctx.error("port_out_of_range", "port",
                           "port %d is not a TCP port (1-65535); SGLang does not check it and uvicorn fails to bind only "
-                          "after the model has loaded" % port, "Use a port between 1024 and 65535.")]
+                          "after the model has loaded" % port,
+                          "Give %s a port between 1024 and 65535 (30000 is SGLang's default)." % ctx.ref("port"))]
     user = ctx.facts.get("service_user")
     if port < 1024 and user not in ("root", 0, "0"):
-        return [ctx.warning("privileged_port", "port",
-                            "port %d is below 1024: a service running as %s cannot bind it, and SGLang finds out only "
-                            "after the model has loaded" % (port, repr(user) if user else "a non-root user"),
-                            "Use a port of 1024 or above (30000 is SGLang's default) and put a proxy in front.")]
+        return [ctx.error("privileged_port", "port",
+                          "port %d is below 1024: the service runs as %s without CAP_NET_BIND_SERVICE and cannot bind "
+                          "it; SGLang finds out only after the model has loaded"
+                          % (port, repr(user) if user else "an unprivileged user"),
+                          "Give %s a port of 1024 or above (30000 is SGLang's default) and put a proxy in front for a "
+                          "low port." % ctx.ref("port"))]
     return []
+
+
+def is_loopback_host(host: Any) -> bool:
+    """A --host that only this machine can reach."""
+    return isinstance(host, str) and (host in LOOPBACK_HOSTS or host.startswith("127."))
 
 
 @rule(requires=("host", "api_key"))
 def open_host_needs_api_key(ctx: Any) -> list:
+    """A server open to the network without an API key serves anyone, admin routes included: an error unless the
+    operator says it is meant (sglang_server_allow_open_without_api_key, the module's allow_open_without_api_key)."""
     host = ctx.get("host")
-    if not isinstance(host, str) or host in LOOPBACK_HOSTS or host.startswith("127."):
+    if not isinstance(host, str) or is_loopback_host(host) or ctx.get("api_key"):
         return []
-    if ctx.get("api_key"):
+    message = ("SGLang listens on %s with no api_key: anyone who reaches the port can use the model and its admin "
+               "routes (/flush_cache, /update_weights...)" % host)
+    if ctx.options.get("allow_open_without_api_key"):
+        return [ctx.warning("open_without_api_key", "host", message + "; allowed by allow_open_without_api_key",
+                            "Make sure a firewall or an authenticating proxy stands in front of the port.")]
+    return [ctx.error(
+        "open_without_api_key", "host", message,
+        "Set sglang_server_api_key (from a vault), or bind %s to 127.0.0.1 behind an authenticating proxy; if the "
+        "network is closed by other means, say so with sglang_server_allow_open_without_api_key: true."
+        % ctx.ref("host"))]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Rules that read the model's config.json (ctx.model / ctx.draft_model, from flags/model.py; None when unknown).
+
+# Architectures SGLang accepts for --encoder-only / --language-only, with the first release that lists each
+# (the model_arch list in _handle_encoder_disaggregation / pd_disaggregation_hook.handle_encoder_disaggregation).
+# 0.5.9 has no such list. Read from the wheels of 0.5.10, 0.5.12, 0.5.14, 0.5.18, 0.5.19, 0.5.20, 0.5.23.
+ENCODER_DISAGG_ARCHS = {
+    "Qwen2VLForConditionalGeneration": "0.5.10",
+    "Qwen3VLForConditionalGeneration": "0.5.10",
+    "Qwen2_5_VLForConditionalGeneration": "0.5.10",
+    "Qwen3VLMoeForConditionalGeneration": "0.5.10",
+    "Qwen3OmniMoeForConditionalGeneration": "0.5.10",
+    "Qwen2AudioForConditionalGeneration": "0.5.10",
+    "Qwen2_5OmniForConditionalGeneration": "0.5.10",
+    "Qwen3_5ForConditionalGeneration": "0.5.12",
+    "Qwen3_5MoeForConditionalGeneration": "0.5.12",
+    "InternS2PreviewForConditionalGeneration": "0.5.12",
+    "KimiVLForConditionalGeneration": "0.5.12",
+    "KimiK25ForConditionalGeneration": "0.5.12",
+    "MiMoV2ForCausalLM": "0.5.14",
+    "KimiK3ForConditionalGeneration": "0.5.18",
+    "Dots3NoteForCausalLM": "0.5.19",
+    "Glm5NextForConditionalGeneration": "0.5.20",
+    "MiniMaxM3SparseForConditionalGeneration": "0.5.23",
+    "MuseSparkForConditionalGeneration": "0.5.23",
+}
+# The names SGLang 0.5.23's error message lists.
+ENCODER_DISAGG_NAMES_0_5_23 = ("Qwen2VL, Qwen3VL, Qwen3.5, InternS2, Qwen2Audio, Qwen2.5Omni, Dots3-Note, Kimi, MiMoV2, "
+                               "GLM5Next, MiniMax-M3, MuseSpark")
+
+# Quantization names that SGLang accepts for a checkpoint of another quant_method: its
+# compatible_quantization_methods (0.5.23, ModelConfig._verify_quantization), the Marlin kernels that
+# override_quantization_method picks for AWQ/GPTQ checkpoints on a GPU, and the online requantization methods.
+QUANT_COMPATIBLE = {
+    "modelopt_fp8": ("modelopt",),
+    "modelopt_fp4": ("modelopt", "fp8"),
+    "modelopt_mixed": ("modelopt",),
+    "nvfp4_online": ("fp8", "modelopt_fp8"),
+    "minimax_m3_nvfp4": ("mxfp8",),
+    "petit_nvfp4": ("modelopt",),
+    "w8a8_int8": ("compressed-tensors", "compressed_tensors"),
+    "w8a8_fp8": ("compressed-tensors", "compressed_tensors"),
+    "auto-round-int8": ("compressed-tensors", "compressed_tensors"),
+    "awq_marlin": ("awq",),
+    "gptq_marlin": ("gptq",),
+    "gptq_marlin_24": ("gptq",),
+    "marlin": ("gptq", "awq"),
+    "moe_wna16": ("awq", "gptq"),
+}
+REQUANTIZATION_METHODS = ("quark_mxfp4",)
+
+
+def _attention_split(ctx: Any) -> Optional[int]:
+    """The tensor-parallel size the attention heads are split by, when it is simply tp_size (else None)."""
+    for name in ("attn_dp_size", "attn_cp_size", "dp_size"):
+        if ctx.has(name) and _int(ctx.get(name), 1) > 1 and (name != "dp_size" or ctx.on("enable_dp_attention")):
+            return None
+    if ctx.has("enable_dp_attention") and ctx.on("enable_dp_attention"):
+        return None
+    tp = _int(ctx.get("tp_size"), 1)
+    return tp if tp > 1 else None
+
+
+def _head_findings(ctx: Any, model: dict, flag: str, which: str) -> list:
+    """SGLang's QKVParallelLinear: heads must divide by the TP size; KV heads divide it or are divided by it."""
+    tp = _attention_split(ctx)
+    if tp is None or model.get("mla"):
         return []
-    return [ctx.warning(
-        "open_without_api_key", "host",
-        "SGLang listens on %s with no api_key: anyone who reaches the port can use the model and its admin routes "
-        "(/flush_cache, /update_weights...)" % host,
-        "Set api_key (from a vault), or bind host to 127.0.0.1 behind an authenticating proxy.")]
+    heads, kv = model.get("num_attention_heads"), model.get("num_key_value_heads")
+    out = []
+    if heads and heads % tp:
+        out.append(ctx.error(
+            "tp_not_dividing_heads", flag,
+            "%s has %d attention heads, which tp_size %d does not divide; SGLang accepts the flags and fails only when "
+            "it loads the weights: 'AssertionError: %d is not divisible by %d'" % (which, heads, tp, heads, tp),
+            "Give %s a divisor of %d (%s)." % (ctx.ref("tp_size"), heads,
+                                              ", ".join(str(d) for d in range(1, min(heads, 16) + 1) if heads % d == 0))))
+    elif kv and (tp % kv if tp >= kv else kv % tp):
+        out.append(ctx.error(
+            "tp_not_dividing_kv_heads", flag,
+            "%s has %d key/value heads; tp_size %d neither divides them nor is a multiple of them, so SGLang fails when "
+            "it loads the weights: 'AssertionError: %d is not divisible by %d'"
+            % (which, kv, tp, max(tp, kv), min(tp, kv)),
+            "Give %s a divisor or a multiple of %d that also divides the %d attention heads."
+            % (ctx.ref("tp_size"), kv, heads or kv)))
+    return out
+
+
+@rule(since="0.5.10", requires=("language_only", "encoder_only"))
+def encoder_disaggregation_architecture(ctx: Any) -> list:
+    """handle_encoder_disaggregation refuses --language-only / --encoder-only on other architectures."""
+    if ctx.model is None or not (ctx.on("language_only") or ctx.on("encoder_only")):
+        return []
+    arch = ctx.model.get("architecture")
+    if not arch:
+        return []
+    supported = sorted(a for a, since in ENCODER_DISAGG_ARCHS.items() if in_release(ctx.release, since))
+    if arch in supported:
+        return []
+    flag = "language_only" if ctx.on("language_only") else "encoder_only"
+    names = ENCODER_DISAGG_NAMES_0_5_23 if in_release(ctx.release, "0.5.23") else ", ".join(supported)
+    return [ctx.error(
+        "encoder_disaggregation_architecture", flag,
+        "Model type %s is not supported for encoder disaggregation. Supported architectures: %s." % (arch, names),
+        "%s splits a multimodal model's vision or audio encoder off to other servers; %s has none SGLang can split. "
+        "Drop %s to serve the whole model from this server." % (flag, arch, ctx.ref(flag)))]
+
+
+@rule(requires=("context_length",))
+def context_length_within_model(ctx: Any) -> list:
+    """ModelConfig._derive_context_length refuses a context_length above the derived maximum."""
+    value = ctx.get("context_length")
+    if ctx.model is None or not ctx.given("context_length") or isinstance(value, bool) or not isinstance(value, int):
+        return []
+    low, high = ctx.model.get("context_low"), ctx.model.get("context_high")
+    if not low or value <= low:
+        return []
+    allowed = str((ctx.facts.get("environment") or {}).get("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "")).lower() \
+        in ("1", "true", "yes", "on")
+    if value > high and not allowed:
+        return [ctx.error(
+            "context_length_above_model", "context_length",
+            "Warning: User-specified context_length (%d) is greater than the derived context_length (%d). This may lead "
+            "to incorrect model outputs or CUDA errors. (SGLang raises this as a ValueError; the model's %s is %d.)"
+            % (value, high, ctx.model.get("context_key"), low),
+            "Give %s at most %d, or leave it unset to use the model's maximum; to go beyond it on purpose set "
+            "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 in sglang_server_env." % (ctx.ref("context_length"), high))]
+    if value > high:
+        return [ctx.warning(
+            "context_length_above_model", "context_length",
+            "context_length %d is above the model's maximum (%d); SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN lets it "
+            "through, which may lead to incorrect model outputs or CUDA errors" % (value, high),
+            "Keep %s at or below %d unless the model was trained for more." % (ctx.ref("context_length"), high))]
+    return [ctx.info(
+        "context_length_rope_scaled", "context_length",
+        "context_length %d is above the model's %s (%d) but within its rope scaling (%d): whether SGLang accepts it "
+        "depends on the transformers release in the venv; the host check decides"
+        % (value, ctx.model.get("context_key"), low, high))]
+
+
+@rule(requires=("tp_size",))
+def tp_divides_attention_heads(ctx: Any) -> list:
+    """SGLang checks the head split only at model load, minutes into a start: the lint checks it first."""
+    if ctx.model is None:
+        return []
+    return _head_findings(ctx, ctx.model, "tp_size", "the model")
+
+
+@rule(requires=("quantization",))
+def quantization_matches_checkpoint(ctx: Any) -> list:
+    """ModelConfig._verify_quantization: a quantization the checkpoint's quantization_config contradicts."""
+    wanted = ctx.get("quantization")
+    if ctx.model is None or not ctx.given("quantization") or not isinstance(wanted, str):
+        return []
+    method = ctx.model.get("quant_method")
+    wanted = wanted.lower()
+    if not method or wanted in (method, "unquant") or wanted in REQUANTIZATION_METHODS \
+            or method in QUANT_COMPATIBLE.get(wanted, ()):
+        return []
+    return [ctx.error(
+        "quantization_mismatch", "quantization",
+        "Quantization method specified in the model config (%s) does not match the quantization method specified in "
+        "the `quantization` argument (%s)." % (method, wanted),
+        "The checkpoint is already quantized with %s: drop %s (SGLang reads it from the checkpoint) or give %s."
+        % (method, ctx.ref("quantization"), method))]
+
+
+@rule(requires=("speculative_algorithm", "speculative_draft_model_path"))
+def draft_model_shape(ctx: Any) -> list:
+    """A draft model must fit the target: its heads split by the same tp_size, EAGLE drafts the target's width."""
+    draft, target = ctx.draft_model, ctx.model
+    algorithm = _spec_algorithm(ctx)
+    if draft is None or not algorithm:
+        return []
+    out = _head_findings(ctx, draft, "speculative_draft_model_path", "the draft model")
+    if target is None:
+        return out
+    width = target.get("hidden_size")
+    if algorithm in ("EAGLE", "EAGLE3") and width:
+        draft_width = (draft.get("target_hidden_size") if algorithm == "EAGLE3" else None) or draft.get("hidden_size")
+        if draft_width and draft_width != width:
+            out.append(ctx.error(
+                "draft_hidden_size_mismatch", "speculative_draft_model_path",
+                "the %s draft model reads hidden states %d wide, but the target model's hidden_size is %d: the draft "
+                "was trained for another model, and SGLang fails when it loads the draft weights (shape mismatch)"
+                % (algorithm, draft_width, width),
+                "Use a draft model trained for this target model in %s." % ctx.ref("speculative_draft_model_path")))
+    if algorithm == "STANDALONE" and target.get("vocab_size") and draft.get("vocab_size") \
+            and target["vocab_size"] != draft["vocab_size"]:
+        out.append(ctx.warning(
+            "draft_vocab_mismatch", "speculative_draft_model_path",
+            "the standalone draft model has a vocabulary of %d tokens, the target %d: its proposals are token ids of "
+            "another tokenizer, so almost none will be accepted" % (draft["vocab_size"], target["vocab_size"]),
+            "Use a smaller model of the same family (same tokenizer) as the draft."))
+    return out

@@ -12,14 +12,13 @@ Standard library only: modules ship this file to the target.
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import re
 from typing import Any, Mapping
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.findings import display, finding
-from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.rules import VALUE_HINTS
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.findings import close_matches, display, finding
+from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.rules import JSON_STRING_OPTIONS, VALUE_HINTS
 from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.table import FlagTable
 from ansible_collections.gpufleet.sglang.plugins.module_utils.secrets import is_secret_name
 from ansible_collections.gpufleet.sglang.plugins.module_utils.yaml_text import CONTROL_CHARS_RE
@@ -44,10 +43,11 @@ class ValueChecker:
     """Checks one operator value against its argparse action; collects findings; returns the value to render."""
 
     def __init__(self, table: FlagTable, action: Mapping[str, Any], name: str, findings: list,
-                 secret: bool = False) -> None:
+                 secret: bool = False, variable: str = "sglang_server_args") -> None:
         self.table = table
         self.action = action
         self.name = name
+        self.ref = "%s.%s" % (variable, name) if variable else name  # how the operator finds it: the variable
         self.secret = secret or is_secret_name(name) or is_secret_name(action.get("dest"))
         self.findings = findings
         self.label = table.label(action)
@@ -64,10 +64,11 @@ class ValueChecker:
             return self._bool(value)
         nargs = self.action.get("nargs")
         if nargs in (None, "?"):
-            if isinstance(value, (list, tuple)) and self.action.get("type") not in JSON_TYPES:
+            if isinstance(value, (list, tuple)) and self.action.get("type") not in JSON_TYPES \
+                    and not self._json_string():
                 self._add("error", "list_for_scalar",
                           "%s: expected one value, got a list of %d" % (self.label, len(value)),
-                          "Give %s a single value; only options that take several values accept a list." % self.name)
+                          "Give %s a single value; only options that take several values accept a list." % self.ref)
                 return DROP
             return self._scalar(value)
         return self._list(value, nargs)
@@ -76,14 +77,17 @@ class ValueChecker:
         if isinstance(value, bool):
             return value
         if isinstance(value, str) and value.strip().lower() in TRUE_WORDS + FALSE_WORDS:
+            # SGLang's loader turns only YAML booleans into a bare --flag; a string stays an extra argument.
             result = value.strip().lower() in TRUE_WORDS
-            self._add("info", "coerced", "%s: the string %s is read as %s" % (self.name, self.show(value),
-                                                                              "true" if result else "false"),
-                      "Write a YAML boolean: %s: %s." % (self.name, "true" if result else "false"))
-            return result
+            self._add("error", "expected_bool",
+                      "%s is an on/off flag (store_true) and got the string %s: SGLang's config loader passes it "
+                      "as '%s %s', and argparse fails with 'unrecognized arguments: %s'"
+                      % (self.name, self.show(value), self.table.canonical(self.action), value, value),
+                      "Write a YAML boolean, unquoted: %s: %s." % (self.ref, "true" if result else "false"))
+            return DROP
         self._add("error", "expected_bool",
                   "%s is an on/off flag (store_true): it takes true or false, not %s" % (self.name, self.show(value)),
-                  "Write %s: true to turn it on; leave it out (or false) to keep it off." % self.name)
+                  "Write %s: true to turn it on; leave it out (or false) to keep it off." % self.ref)
         return DROP
 
     def _list(self, value: Any, nargs: Any) -> Any:
@@ -99,7 +103,8 @@ class ValueChecker:
             return DROP
         if isinstance(nargs, int) and len(value) != nargs:
             self._add("error", "wrong_list_length", "%s: expected %d argument%s, got %d"
-                      % (self.label, nargs, "" if nargs == 1 else "s", len(value)))
+                      % (self.label, nargs, "" if nargs == 1 else "s", len(value)),
+                      "Give %s a list of exactly %d value%s." % (self.ref, nargs, "" if nargs == 1 else "s"))
             return DROP
         out = []
         for item in value:
@@ -133,38 +138,77 @@ class ValueChecker:
             value = self._human_int(value)
         elif kind in JSON_TYPES:
             value = self._json(value, kind)
+        elif self.name in JSON_STRING_OPTIONS or self.action.get("dest") in JSON_STRING_OPTIONS:
+            value = self._json(value, "json_string")
         else:
             value = self._string(value)
         if value is DROP:
             return DROP
         return self._choices(value)
 
+    def _json_string(self) -> bool:
+        """A text option whose value SGLang parses as JSON during resolution (json_model_override_args, ...)."""
+        return self.name in JSON_STRING_OPTIONS or self.action.get("dest") in JSON_STRING_OPTIONS
+
     def _choices(self, value: Any) -> Any:
         choices = self.action.get("choices")
         if choices and value not in choices:
             hint = VALUE_HINTS.get((self.name, value)) or ""
-            close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1, cutoff=0.6)
+            close = close_matches(str(value), [str(c) for c in choices], limit=1)
             if not hint and close:
                 hint = "Did you mean %s?" % close[0]
+            if not hint:
+                hint = "Give %s one of the listed choices." % self.ref
             self._add("error", "invalid_choice", "%s: invalid choice: %s (choose from %s)"
                       % (self.label, self.show(value), ", ".join(repr(c) for c in choices)), hint)
             return DROP
         return value
 
+    def _example(self, type_name: str) -> str:
+        """A value of the right type for the fix: the option's default when it has that type."""
+        default = self.table.default(self.name)
+        if type_name in ("int", "human_readable_int") and isinstance(default, int) and not isinstance(default, bool):
+            return str(default)
+        if type_name == "float" and isinstance(default, (int, float)) and not isinstance(default, bool):
+            return repr(default)
+        return {"int": "2", "human_readable_int": "64Gi", "float": "0.85"}.get(type_name, "")
+
+    def _type_hint(self, value: Any, type_name: str) -> str:
+        """The fix for a value of the wrong type: what to write instead, with an example."""
+        if isinstance(value, bool):
+            if type_name in ("str", "nullable_str"):
+                return ("YAML read an unquoted yes/no/on/off/true/false as a boolean; quote it: %s: '%s'."
+                        % (self.ref, str(value).lower()))
+            return ("YAML read an unquoted yes/no/on/off/true/false as a boolean; give %s a %s, e.g. %s: %s."
+                    % (self.ref, "whole number" if type_name == "int" else "number", self.ref,
+                       self._example(type_name) or "1"))
+        if type_name == "int":
+            return "Give %s a whole number, e.g. %s: %s." % (self.ref, self.ref, self._example("int"))
+        if type_name == "float":
+            return "Give %s a number, e.g. %s: %s." % (self.ref, self.ref, self._example("float"))
+        if type_name == "human_readable_int":
+            return ("Give %s a whole number or a size with a suffix (k, M, G, T, Ki, Mi, Gi, Ti), e.g. %s: 64Gi."
+                    % (self.ref, self.ref))
+        if type_name == "json_list_type":
+            return "Give %s a YAML list, or a JSON list as a string such as '[\"a\", \"b\"]'." % self.ref
+        if type_name in ("parse_cuda_graph_config_arg",) or (type_name == "json_string"):
+            return ("Give %s a YAML mapping (the collection writes it as JSON), or a JSON object as a string such as "
+                    "'{\"key\": 1}'." % self.ref)
+        if type_name == "loads":
+            return "Give %s a YAML mapping or list, or valid JSON as a string." % self.ref
+        return "Give %s one line of text; quote it in YAML if it could be read as another type." % self.ref
+
     def _wrong_type(self, value: Any, type_name: str) -> Any:
         shown = value if isinstance(value, str) else str(value)
-        hint = ""
-        if isinstance(value, bool):
-            hint = ("YAML read an unquoted yes/no/on/off/true/false as a boolean; quote the value, or give a "
-                    "%s." % type_name)
-        self._add("error", "invalid_type", "%s: invalid %s value: %s" % (self.label, type_name, self.show(shown)),
-                  hint)
+        shown_type = "JSON" if type_name == "json_string" else type_name
+        self._add("error", "invalid_type", "%s: invalid %s value: %s" % (self.label, shown_type, self.show(shown)),
+                  self._type_hint(value, type_name))
         return DROP
 
     def _int(self, value: Any) -> Any:
         """A value for an int option that is not an int already: a float or a numeric string."""
         if isinstance(value, float):
-            hint = "Write %d." % value if value.is_integer() else ""
+            hint = ("Write %s: %d." % (self.ref, value)) if value.is_integer() else self._type_hint(value, "int")
             self._add("error", "invalid_type", "%s: invalid int value: %s" % (self.label, self.show(repr(value))),
                       hint)
             return DROP
@@ -196,7 +240,8 @@ class ValueChecker:
             return self._wrong_type(value, "float")
         if isinstance(number, int):
             if abs(number) > MAX_INT:
-                self._add("error", "value_out_of_range", "%s: %s is out of range" % (self.label, self.show(value)))
+                self._add("error", "value_out_of_range", "%s: %s is out of range" % (self.label, self.show(value)),
+                          "Give %s a plain number such as %s." % (self.ref, self._example("float")))
                 return DROP
             number = float(number) if isinstance(value, str) else number
         if isinstance(number, float) and not math.isfinite(number):
@@ -215,29 +260,51 @@ class ValueChecker:
         return self._wrong_type(value, "human_readable_int")
 
     def _json(self, value: Any, kind: str) -> Any:
+        """JSON-valued options: a mapping (or list) is written as compact JSON; a string must be valid JSON.
+
+        ``kind`` is the argparse type, or ``json_string`` for a text option that SGLang json.loads() during
+        resolution (a bad value there fails the start with a JSONDecodeError, not an argparse message).
+        """
         if isinstance(value, str) and len(value) > MAX_JSON:
             self._add("error", "value_too_large", "%s: %d characters of JSON is more than the %d this lint allows"
-                      % (self.label, len(value), MAX_JSON))
+                      % (self.label, len(value), MAX_JSON), "Check where the value of %s comes from." % self.ref)
             return DROP
+        wants_object = kind in ("json_string", "parse_cuda_graph_config_arg")
         if isinstance(value, (dict, list)):
             if kind == "json_list_type" and not isinstance(value, list):
+                return self._wrong_type(value, kind)
+            if wants_object and not isinstance(value, dict):
                 return self._wrong_type(value, kind)
             try:
                 text = json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
             except (TypeError, ValueError, RecursionError) as exc:
-                self._add("error", "invalid_type", "%s: cannot be written as JSON: %s" % (self.label, exc))
+                self._add("error", "invalid_type", "%s: cannot be written as JSON: %s" % (self.label, exc),
+                          "Give %s plain YAML values only (strings, numbers, booleans, lists, mappings)." % self.ref)
                 return DROP
         elif isinstance(value, str):
             try:
-                # Re-dumped compactly: a pretty-printed JSON string would carry newlines into argv.
-                text = json.dumps(json.loads(value), separators=(",", ":"), allow_nan=False)
-            except (ValueError, RecursionError):
+                parsed = json.loads(value)
+            except ValueError as exc:
+                if kind != "json_string":  # argparse's type function refuses it: say it in argparse's words
+                    return self._wrong_type(value, kind)
+                self._add("error", "invalid_json", "%s: the value is not JSON (%s): %s"
+                          % (self.label, exc, self.show(value)), self._type_hint(value, kind))
+                return DROP
+            except RecursionError:
                 return self._wrong_type(value, kind)
+            if wants_object and not isinstance(parsed, dict):
+                self._add("error", "invalid_json", "%s: the value is JSON but not an object: %s"
+                          % (self.label, self.show(value)), self._type_hint(value, kind))
+                return DROP
+            if kind == "json_list_type" and not isinstance(parsed, list):
+                return self._wrong_type(value, kind)
+            # Re-dumped compactly: a pretty-printed JSON string would carry newlines into argv.
+            text = json.dumps(parsed, separators=(",", ":"), allow_nan=False)
         else:
             return self._wrong_type(value, kind)
         if len(text) > MAX_JSON:
             self._add("error", "value_too_large", "%s: %d characters of JSON is more than the %d this lint allows"
-                      % (self.label, len(text), MAX_JSON))
+                      % (self.label, len(text), MAX_JSON), "Check where the value of %s comes from." % self.ref)
             return DROP
         return self._string(text, limit=MAX_JSON)
 
@@ -247,7 +314,8 @@ class ValueChecker:
         if isinstance(value, (int, float)):
             if isinstance(value, float) and not math.isfinite(value):
                 self._add("error", "value_not_finite",
-                          "%s: %s is not a finite number" % (self.label, self.show(value)))
+                          "%s: %s is not a finite number" % (self.label, self.show(value)),
+                          "Give %s text, quoted in YAML." % self.ref)
                 return DROP
             text = str(value)
             self._add("warning", "number_for_string",
@@ -263,16 +331,16 @@ class ValueChecker:
             self._add("error", "control_character",
                       "%s: the value contains %s (a newline, NUL or other control character)"
                       % (self.name, "a NUL byte" if bad.group() == "\x00" else repr(bad.group())),
-                      "Remove the control character; a value must be one line of printable text.")
+                      "Remove the control character from %s; a value must be one line of printable text." % self.ref)
             return DROP
         if len(value) > limit:
             self._add("error", "value_too_large", "%s: %d characters is more than the %d this lint allows"
-                      % (self.name, len(value), limit), "Check where the value comes from.")
+                      % (self.name, len(value), limit), "Check where the value of %s comes from." % self.ref)
             return DROP
         if value.startswith("-") and self.action.get("type") in STRING_TYPES:
             self._add("error", "value_looks_like_option",
                       "%s: the value %s starts with '-': SGLang's config loader passes it on the command line, where "
                       "argparse reads it as an option (expected one argument)" % (self.name, self.show(value)),
-                      "Remove the leading '-'.")
+                      "Remove the leading '-' from %s." % self.ref)
             return DROP
         return value

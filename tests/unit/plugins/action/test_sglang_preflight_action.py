@@ -44,10 +44,27 @@ def test_missing_or_broken_tables_are_release_errors(tmp_path):
 
 
 def test_history_is_added_only_for_keys_the_release_lacks():
-    plain = action.table_with_history(str(DATA), "0.5.23", {"model_path": "/m", "tp_size": 2})
+    tables = action.known_tables(None)
+    plain = action.table_with_history(tables, "0.5.23", {"model_path": "/m", "tp_size": 2})
     assert "history" not in plain
-    story = action.table_with_history(str(DATA), "0.5.23", {**STORY, 7: "bad key"})
+    story = action.table_with_history(tables, "0.5.23", {**STORY, 7: "bad key"})
     assert set(story["history"]) == {"--enforce-piecewise-cuda-graph"}
+
+
+def test_dumped_tables_join_the_bundled_ones_but_never_shadow_them(tmp_path):
+    table = json.loads((DATA / "0.5.23.json").read_text())
+    path = action.write_table(str(tmp_path / "dumped"), dict(table, sglang_version="0.5.25"))
+    assert path == str(tmp_path / "dumped" / "0.5.25.json")
+    assert json.loads(Path(path).read_text())["sglang_version"] == "0.5.25"
+    action.write_table(str(tmp_path / "dumped"), table)  # a stray copy of a bundled release
+    tables = action.known_tables(str(tmp_path / "dumped"))
+    assert tables["0.5.25"] == str(tmp_path / "dumped") and tables["0.5.23"] == str(DATA.resolve())
+
+
+def test_a_tables_dir_inside_the_collection_is_refused():
+    assert action.inside_collection(str(DATA)) and action.inside_collection(str(ROOT / "plugins" / "x"))
+    assert not action.inside_collection(str(ROOT / "build" / "cache" / "gpufleet.sglang"))
+    assert not action.inside_collection("/var/tmp/flags")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -166,9 +183,10 @@ def test_module_path_writes_the_config_on_the_target_and_is_idempotent(tmp_path,
     assert first["changed"] is True and second["changed"] is False
     assert first["parser"]["ran"] is True and first["parser"]["rc"] == 0
     assert "invocation" not in first  # it would repeat the whole flag table
-    assert first["findings"] == [] and first["args"]["api_key"] == secrets.MASK
+    assert [f["code"] for f in first["findings"]] == ["resolution_skipped", "model_config_unknown"]
+    assert first["summary"] == {"error": 0, "warning": 0, "info": 2} and first["args"]["api_key"] == secrets.MASK
     assert "api-key: SECRET-KEY-123456\n" in dest.read_text()
     assert oct(dest.stat().st_mode & 0o777) == "0o640"
     assert data["unsupported"]["failed"] is True
     assert data["unsupported"]["findings"][0]["code"] == "release_unsupported"
-    assert "newest bundled one is 0.5.23" in data["unsupported"]["msg"]
+    assert "the newest one known is 0.5.23" in data["unsupported"]["msg"]

@@ -124,7 +124,7 @@ def test_a_linted_config_always_renders_and_reads_back():
     """Whatever the operator wrote, what the lint keeps renders, and PyYAML reads back the same values."""
     args = {"model_path": "/srv/models/m", "served_model_name": "no", "chat_template": "~", "revision": "012",
             "tokenizer_path": "1e3", "api_key": "hash#tag: 'quoted'", "host": "::", "tp_size": "2",
-            "mem_fraction_static": "0.85", "cuda_graph_bs_decode": [1, "2", 4], "language_only": "yes",
+            "mem_fraction_static": "0.85", "cuda_graph_bs_decode": [1, "2", 4], "language_only": True,
             "preferred_sampling_params": {"temperature": 0.6, "stop": ["\n\n"]}, "context_length": "32k",
             "encoder_urls": ["http://enc:1", "http://enc:2"]}
     result = sf.lint_server_args(args, TABLE_0523, "0.5.23")

@@ -232,7 +232,8 @@ def test_missing_model_path_quotes_argparse():
     ({"served_model_name": "a\u2028b"}, "control_character", "error"),
     ({"served_model_name": "x" * 5000}, "value_too_large", "error"),
     ({"served_model_name": "-x"}, "value_looks_like_option", "error"),
-    ({"language_only": "yes"}, "coerced", "info"),
+    ({"language_only": "yes"}, "expected_bool", "error"),  # the loader would pass '--language-only yes'
+    ({"language_only": "false"}, "expected_bool", "error"),
     ({"language_only": 1}, "expected_bool", "error"),
     ({"language_only": "sure"}, "expected_bool", "error"),
     ({"cuda_graph_bs_decode": 8}, None, None),  # one value for nargs '+' is a one-item list
@@ -370,7 +371,79 @@ def test_select_table_release():
 
 def test_release_between_tables_adds_an_info_finding():
     assert only(lint(MODEL, "0.5.21"), "table_nearest_older")["severity"] == "info"
-    assert only(lint(MODEL, "0.5.23.post1"), "release_normalised")["severity"] == "info"
+    assert only(lint(MODEL, "0.5.23.post1"), "table_nearest_older")["severity"] == "info"
+    assert only(lint(MODEL, "0.5.023"), "release_normalised")["message"] == "SGLang 0.5.023 is linted as release 0.5.23"
+
+
+@pytest.mark.parametrize("text,key", [("0.5.23", (0, 5, 23, 0)), ("v0.5.23", (0, 5, 23, 0)),
+                                      ("0.5.23.post1", (0, 5, 23, 1)), (" 0.5.9 ", (0, 5, 9, 0))])
+def test_release_strings_that_are_releases(text, key):
+    assert releases.release_key(text) == key and releases.parse_release(text) == key[:3]
+
+
+@pytest.mark.parametrize("text,says", [
+    ("0.5.23foo", "'foo' follows the release number"),
+    ("0.5.24rc1", "is a pre-release"),
+    ("0.5.24a2", "is a pre-release"),
+    ("0.5.24.dev3", "is a development build"),
+    ("0.5.23+cu130", "carries a local version label (+cu130)"),
+    ("0.5", "is not a release number such as '0.5.23'"),
+    ("latest", "is not a release number such as '0.5.23'"),
+])
+def test_other_version_strings_are_refused_with_the_reason(text, says):
+    with pytest.raises(releases.ReleaseError) as info:
+        releases.parse_release(text)
+    assert says in info.value.message and info.value.hint
+
+
+def test_a_version_string_is_linted_only_when_mapped_explicitly():
+    assert releases.map_release("0.5.24rc1", {"0.5.24rc1": "0.5.23"}) == ("0.5.23", "0.5.24rc1")
+    assert releases.map_release("0.5.23", {"0.5.24rc1": "0.5.23"}) == ("0.5.23", None)
+    with pytest.raises(releases.ReleaseError) as info:
+        releases.map_release("0.5.24rc1", {})
+    assert "sglang_server_release_map: {'0.5.24rc1': '0.5.23'}" in info.value.hint
+    with pytest.raises(releases.ReleaseError) as info:
+        releases.map_release("0.5.24rc1", {"0.5.24rc1": "soon"})
+    assert info.value.message == "sglang_server_release_map maps '0.5.24rc1' to 'soon', which is not a release number " \
+                                 "such as '0.5.23'"
+    assert codes(sf.lint_server_args(MODEL, TABLES["0.5.23"], "0.5.23foo"), "error") == ["release_invalid"]
+
+
+def test_rules_of_the_nearest_release_are_said():
+    result = sf.lint_server_args(MODEL, dict(TABLES["0.5.23"], sglang_version="0.5.25"), "0.5.25",
+                                 rules_release="0.5.23")
+    found = only(result, "rules_from_nearest_release")
+    assert found["severity"] == "info" and "those of SGLang 0.5.23" in found["message"]
+    assert releases.nearest_known((0, 5, 25), TABLES) == "0.5.23"
+    assert releases.nearest_known((0, 5, 21), TABLES) == "0.5.20"
+
+
+@pytest.mark.parametrize("word,expected", [
+    ("tp_sise", ["tp_size"]), ("TP_SIZE", ["tp_size"]), ("tp-size", ["tp_size"]), ("mem_fraction_statc",
+                                                                                  ["mem_fraction_static"]),
+    ("gpu_memory_utilization", []), ("model_name", []), ("attention", []), ("contxt_length", ["context_length"]),
+])
+def test_did_you_mean_only_for_near_typos(word, expected):
+    names = sorted({flag_table.option_name(o) for a in TABLES["0.5.23"]["actions"] for o in a["opts"]
+                    if o.startswith("--")})
+    assert findings.close_matches(word, names) == expected
+
+
+def test_unknown_flag_without_a_close_name_gets_no_guess():
+    found = only(lint(dict(MODEL, gpu_memory_utilization=0.9)), "unknown_flag")
+    assert found["hint"] == "Drop it, or see `sglang serve --help` of SGLang 0.5.23 for the option names."
+
+
+def test_every_type_error_has_a_fix():
+    bad = {"tp_size": "two", "mem_fraction_static": "lots", "context_length": 1.5, "served_model_name": True,
+           "cuda_graph_bs_decode": ["x"], "preferred_sampling_params": "{no", "json_model_override_args": "[1]",
+           "model_loader_extra_config": 3, "max_total_tokens": False, "language_only": "maybe",
+           "port": [1, 2], "cuda_graph_config": [1], "chunked_prefill_size": "1e3", "attention_backend": "nope"}
+    result = lint(dict(MODEL, **bad))
+    assert sorted({f["flag"] for f in result.errors}) == sorted(bad)
+    for item in result.errors:
+        assert item["hint"], item
+        assert "sglang_server_args." + item["flag"] in item["hint"], item
 
 
 def test_table_newer_than_release_is_an_error():
@@ -424,3 +497,19 @@ def test_a_failing_rule_is_reported_not_raised(monkeypatch):
 def test_finding_rejects_unknown_severity():
     with pytest.raises(ValueError):
         findings.finding("fatal", "x", None, "y")
+
+
+def test_json_model_override_args_takes_a_mapping_and_checks_a_string_as_json():
+    mapping = lint(dict(MODEL, json_model_override_args={"rope_theta": 1000000, "architectures": ["X"]}))
+    assert mapping.errors == []
+    assert mapping.config["json-model-override-args"] == '{"architectures":["X"],"rope_theta":1000000}'
+    text = lint(dict(MODEL, json_model_override_args='{"rope_theta": 1000000}'))
+    assert text.config["json-model-override-args"] == '{"rope_theta":1000000}'
+    bad = only(lint(dict(MODEL, json_model_override_args="{bad")), "invalid_json")
+    assert bad["message"].startswith("argument --json-model-override-args: the value is not JSON (Expecting property "
+                                     "name enclosed in double quotes")
+    assert "sglang_server_args.json_model_override_args a YAML mapping" in bad["hint"]
+    assert only(lint(dict(MODEL, json_model_override_args="[1, 2]")), "invalid_json")["message"].endswith(
+        "the value is JSON but not an object: '[1, 2]'")
+    assert codes(lint(dict(MODEL, json_model_override_args=[1, 2])), "error") == ["invalid_type"]
+    assert codes(lint(dict(MODEL, model_loader_extra_config={"enable_multithread_load": True})), "error") == []

@@ -38,8 +38,10 @@ def test_split_and_merge_secret_args():
 def test_parser_command_is_bounded():
     command = pf.parser_command("/v/bin/python", "cfg/x.yaml", 30, "/usr/bin/timeout")
     assert command[:3] == ["/usr/bin/timeout", "--kill-after=5", "35"]
-    assert command[3:5] == ["/v/bin/python", "-c"] and command[-3:] == ["30", "--config", "cfg/x.yaml"]
+    assert command[3:5] == ["/v/bin/python", "-c"] and command[-4:] == ["30", "parse", "--config", "cfg/x.yaml"]
     assert pf.parser_command("/v/bin/python", "/c.yaml", 0)[0] == "/v/bin/python"
+    assert pf.parser_command("/v/bin/python", "/c.yaml", 9, mode="resolve")[-4:] == ["9", "resolve", "--config",
+                                                                                      "/c.yaml"]
 
 
 def test_parse_only_script_is_valid_python():
@@ -50,7 +52,8 @@ def test_success_reports_the_installed_version():
     findings, info = pf.interpret_parser_run(0, "GPUFLEET_SGLANG_VERSION=0.5.23\nGPUFLEET_PARSE_OK\n", "", 6.2, 60,
                                              "0.5.23")
     assert findings == []
-    assert info == {"ran": True, "rc": 0, "seconds": 6.2, "error": "", "sglang_version": "0.5.23"}
+    assert info == {"ran": True, "rc": 0, "seconds": 6.2, "error": "", "sglang_version": "0.5.23", "resolved": None,
+                    "device_added": False}
 
 
 def test_version_mismatch_is_an_error():
@@ -58,8 +61,12 @@ def test_version_mismatch_is_an_error():
     assert [(f["code"], f["severity"], f["source"]) for f in findings] == [("version_mismatch", "error", "parser")]
     findings, dummy = pf.interpret_parser_run(0, "GPUFLEET_SGLANG_VERSION=0.5.23.post1\n", "", 1, 60, "0.5.23")
     assert findings == []
-    findings, dummy = pf.interpret_parser_run(0, "GPUFLEET_SGLANG_VERSION=dev\n", "", 1, 60, "0.5.23")
-    assert [f["code"] for f in findings] == ["parser_version_unknown"]
+    findings, dummy = pf.interpret_parser_run(0, "GPUFLEET_SGLANG_VERSION=0.5.24rc1\n", "", 1, 60, "0.5.23")
+    assert [f["code"] for f in findings] == ["version_mismatch"] and "pre-release" in findings[0]["message"]
+    assert "sglang_server_release_map" in findings[0]["hint"]
+    findings, dummy = pf.interpret_parser_run(0, "GPUFLEET_SGLANG_VERSION=0.5.24rc1\n", "", 1, 60, "0.5.23",
+                                              {"0.5.24rc1": "0.5.23"})
+    assert findings == []
 
 
 def test_unrecognized_arguments_give_one_finding_per_flag():
@@ -127,7 +134,7 @@ def test_sigkill_before_the_deadline_is_a_crash():
 def test_unexplained_failure_is_a_crash_with_a_hint():
     findings, dummy = pf.interpret_parser_run(3, "", "something odd\n", 1, 60)
     assert [f["code"] for f in findings] == ["parser_crashed"]
-    assert "prepare_server_args" in findings[0]["hint"]
+    assert "docs/preflight.md#host-check" in findings[0]["hint"]
 
 
 def test_parser_output_is_redacted():
@@ -140,12 +147,22 @@ def test_verdict_lists_every_error_and_honours_fail_on():
     errors = [findings.finding("error", "a", "x", "bad x", "fix x"), findings.finding("error", "b", "y", "bad y")]
     warning = [findings.finding("warning", "c", "z", "odd z", "fix z")]
     failed, msg = pf.verdict(errors + warning, "error", "0.5.23")
-    assert failed and "x: bad x (fix: fix x)" in msg and "y: bad y" in msg and "odd z" not in msg
+    assert failed and msg == ("SGLang 0.5.23 would not run these launch flags as intended (2 errors, 1 warning, 0 info). "
+                              "sglang_server_args.x: bad x (fix: fix x) | sglang_server_args.y: bad y | "
+                              "warning: sglang_server_args.z: odd z (fix: fix z)")
     failed, msg = pf.verdict(warning, "warning", "0.5.23")
-    assert failed and "z: odd z" in msg
+    assert failed and "sglang_server_args.z: odd z" in msg
     failed, msg = pf.verdict(errors, "never", "0.5.23")
     assert not failed and "bad x" in msg
-    assert pf.verdict(warning, "error", "0.5.23") == (False, "SGLang 0.5.23 launch flags: 0 errors, 1 warning, 0 info")
+    # Warnings' text is in msg even when nothing fails; infos stay in the report.
+    info = [findings.finding("info", "d", "w", "note w")]
+    assert pf.verdict(warning + info, "error", "0.5.23") == (
+        False, "SGLang 0.5.23 launch flags: 0 errors, 1 warning, 1 info. warning: sglang_server_args.z: odd z "
+               "(fix: fix z)")
+    assert pf.verdict(info, "error", "0.5.23", "sglang_server_instances[main].args") == (
+        False, "SGLang 0.5.23 launch flags: 0 errors, 0 warnings, 1 info")
+    assert pf.report_lines(errors[:1], "sglang_server_instances[main].args") == [
+        "ERROR sglang_server_instances[main].args.x: bad x -- fix: fix x"]
 
 
 def test_build_result_merges_and_never_returns_secrets():
@@ -159,7 +176,8 @@ def test_build_result_merges_and_never_returns_secrets():
     assert result["summary"] == {"error": 2, "warning": 0, "info": 0}
     assert result["args"]["api_key"] == secrets.MASK and "api-key: '********'" in result["config"]
     assert "TOPSECRET" not in json.dumps(result)
-    assert result["report"][0].startswith("ERROR tp_sise: unrecognized arguments: --tp-sise -- fix: Did you mean")
+    assert result["report"][0] == ("ERROR sglang_server_args.tp_sise: unrecognized arguments: --tp-sise -- fix: "
+                                   "Did you mean tp_size?")
 
 
 def test_release_error_result():
@@ -167,7 +185,7 @@ def test_release_error_result():
         releases.select_table_release("0.9.0", ["0.5.23"])
     result = pf.release_error_result(info.value, "0.9.0")
     assert result["failed"] and result["findings"][0]["code"] == "release_unsupported"
-    assert "tools/dev/flags/dump_flags.py" in result["msg"]
+    assert "sglang_server_flag_tables_dir" in result["msg"]
 
 
 def test_parse_only_script_stops_after_argparse(tmp_path):
@@ -190,7 +208,7 @@ def test_parse_only_script_stops_after_argparse(tmp_path):
     config.write_text("model-path: /m\n")
 
     def run(*args):
-        return subprocess.run([sys.executable, "-c", pf.PARSE_ONLY_SCRIPT, "20"] + list(args), cwd=tmp_path,
+        return subprocess.run([sys.executable, "-c", pf.HOST_CHECK_SCRIPT, "20", "parse"] + list(args), cwd=tmp_path,
                               env={"PYTHONPATH": str(tmp_path)}, capture_output=True, text=True, check=False,
                               timeout=60)
 
@@ -200,3 +218,108 @@ def test_parse_only_script_stops_after_argparse(tmp_path):
     bad = run("--model-path", "/m", "--nope")
     findings, dummy = pf.interpret_parser_run(bad.returncode, bad.stdout, bad.stderr, 1, 20)
     assert [(f["code"], f["flag"]) for f in findings] == [("parser_unrecognized", "nope")]
+
+
+RESOLVING_FAKE = textwrap.dedent("""\
+    import argparse
+
+    class ServerArgs:
+        def __init__(self, ns):
+            self.ns = ns
+            self.resolved = False
+
+        def resolve_once(self):
+            if self.ns.language_only:
+                raise ValueError("Model type Qwen2ForCausalLM is not supported for encoder disaggregation.")
+            if self.ns.device != "cuda":
+                raise RuntimeError("No accelerator (CUDA, XPU, HPU, NPU, MUSA, MPS) or platform plugin is available.")
+            self.resolved = True
+
+        def check_server_args(self):
+            assert self.resolved
+            assert self.ns.tp_size != 3
+
+    def prepare_server_args(argv):
+        parser = argparse.ArgumentParser(prog="sglang serve")
+        parser.add_argument("--model-path", required=True)
+        parser.add_argument("--tp-size", type=int, default=1)
+        parser.add_argument("--language-only", action="store_true")
+        parser.add_argument("--device")
+        return ServerArgs(parser.parse_args(argv))
+    """)
+
+
+def _fake_sglang(tmp_path, server_args):
+    package = tmp_path / "sglang" / "srt"
+    package.mkdir(parents=True)
+    (tmp_path / "sglang" / "__init__.py").write_text('__version__ = "0.5.23"\n')
+    (package / "__init__.py").write_text("")
+    (package / "server_args.py").write_text(server_args)
+
+
+def _host_check(tmp_path, mode, *args):
+    done = subprocess.run([sys.executable, "-c", pf.HOST_CHECK_SCRIPT, "20", mode] + list(args), cwd=tmp_path,
+                          env={"PYTHONPATH": str(tmp_path)}, capture_output=True, text=True, check=False, timeout=60)
+    return pf.interpret_parser_run(done.returncode, done.stdout, done.stderr, 1, 20, "0.5.23")
+
+
+def test_resolve_mode_runs_sglangs_resolution_and_checks_with_device_cuda_without_a_gpu(tmp_path):
+    """No torch, so no accelerator: resolution gets --device cuda; resolve_once and check_server_args both run."""
+    _fake_sglang(tmp_path, RESOLVING_FAKE)
+    findings, info = _host_check(tmp_path, "resolve", "--model-path", "/m")
+    assert findings == [] and info["resolved"] is True and info["device_added"] is True and info["rc"] == 0
+    findings, info = _host_check(tmp_path, "resolve", "--model-path", "/m", "--language-only")
+    assert [(f["code"], f["severity"], f["source"]) for f in findings] == [("host_check_refused", "error", "host")]
+    assert findings[0]["message"] == ("ValueError: Model type Qwen2ForCausalLM is not supported for encoder "
+                                      "disaggregation.")
+    assert info["rc"] == 3 and info["resolved"] is None
+    findings, dummy = _host_check(tmp_path, "resolve", "--model-path", "/m", "--tp-size", "3")
+    assert findings[0]["message"].startswith("AssertionError (SGLang gives no message) in ")
+    findings, info = _host_check(tmp_path, "parse", "--model-path", "/m", "--language-only")
+    assert findings == [] and info["resolved"] is None  # parse mode stops after argparse
+
+
+def test_resolve_mode_on_a_release_that_resolves_inside_prepare_server_args(tmp_path):
+    """0.5.9-0.5.18 have no resolve_once: prepare_server_args itself resolves (ServerArgs.__post_init__)."""
+    _fake_sglang(tmp_path, textwrap.dedent("""\
+        import argparse
+
+        def prepare_server_args(argv):
+            parser = argparse.ArgumentParser(prog="sglang serve")
+            parser.add_argument("--model-path", required=True)
+            parser.add_argument("--language-only", action="store_true")
+            parser.add_argument("--device")
+            ns = parser.parse_args(argv)
+            if ns.language_only:
+                raise ValueError("requires at least one encoder urls to be set via --encoder-urls")
+            return ns
+        """))
+    findings, info = _host_check(tmp_path, "resolve", "--model-path", "/m")
+    assert findings == [] and info["resolved"] is True
+    findings, dummy = _host_check(tmp_path, "resolve", "--model-path", "/m", "--language-only")
+    assert [f["message"] for f in findings] == ["ValueError: requires at least one encoder urls to be set via "
+                                                "--encoder-urls"]
+
+
+def test_resolution_plan_says_why_it_is_skipped():
+    clean = sf.lint_server_args(MODEL, TABLE, "0.5.23")
+    known = {"model": {"architecture": "X"}, "draft_wanted": False}
+    assert pf.resolution_plan(True, clean, known) == ("resolve", None)
+    mode, skipped = pf.resolution_plan(True, clean, {"model": None, "model_reason": "/srv/models/m does not exist yet"})
+    assert mode == "parse" and skipped["code"] == "resolution_skipped" and skipped["severity"] == "info"
+    assert "/srv/models/m does not exist yet" in skipped["message"]
+    mode, skipped = pf.resolution_plan(False, clean, known)
+    assert mode == "parse" and "sglang_server_preflight_resolve is false" in skipped["message"]
+    broken = sf.lint_server_args(dict(MODEL, tp_size="x"), TABLE, "0.5.23")
+    assert "the lint found errors" in pf.resolution_plan(True, broken, known)[1]["message"]
+    mode, skipped = pf.resolution_plan(True, clean, dict(known, draft_wanted=True, draft=None, draft_reason="gone"))
+    assert mode == "parse" and "draft model" in skipped["message"]
+
+
+def test_release_map_and_strict_releases_in_lint_for_host():
+    params = {"sglang_version": "0.5.24rc1", "release_map": {"0.5.24rc1": "0.5.23"}}
+    lint, dummy, extra = pf.lint_for_host(MODEL, TABLE, params, {})
+    assert lint.release == "0.5.23" and [f["code"] for f in extra if f["code"] == "release_mapped"] == ["release_mapped"]
+    with pytest.raises(releases.ReleaseError) as info:
+        pf.lint_for_host(MODEL, TABLE, {"sglang_version": "0.5.24rc1"}, {})
+    assert "pre-release" in info.value.message and "sglang_server_release_map" in info.value.hint

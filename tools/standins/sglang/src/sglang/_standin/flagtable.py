@@ -46,7 +46,11 @@ CONST_VALUES = {
 
 
 def table_path(release: str) -> Path:
-    """The flag table file used for ``release`` (the nearest older table when it has none)."""
+    """The flag table file used for ``release``: ``SGLANG_STANDIN_FLAG_TABLE`` when set (a release that exists
+    nowhere else, to rehearse a new SGLang release on day one), else the release's own or nearest older table."""
+    override = settings.get("flag_table")
+    if override:
+        return Path(override)
     return settings.TABLE_DIR / f"{settings.table_release(release)}.json"
 
 
@@ -95,8 +99,10 @@ def nullable_str(value: str) -> Optional[str]:
 
 
 def parse_cuda_graph_backend_arg(value: str) -> str:
-    """Backend names are case-insensitive in SGLang."""
-    return value.strip().lower()
+    """SGLang's type function (0.5.22+): the retired backend is refused before argparse checks the choices."""
+    if value == "tc_piecewise":
+        raise argparse.ArgumentTypeError("tc_piecewise was removed; select breakable, full, or disabled")
+    return value
 
 
 def parse_cuda_graph_config_arg(value: str) -> Dict[str, Any]:

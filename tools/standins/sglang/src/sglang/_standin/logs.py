@@ -44,8 +44,13 @@ def level_number(name: Optional[str]) -> int:
 
 
 def configure_basic(log_level: Optional[str]) -> None:
-    """What ``prepare_server_args`` does: basicConfig to stderr with SGLang's format."""
-    logging.basicConfig(level=level_number(log_level), format="[%(asctime)s] %(message)s", datefmt=DATEFMT, force=True)
+    """What ``prepare_server_args`` does: basicConfig to stderr with SGLang's format.
+
+    SGLang looks the level up with ``getattr(logging, log_level.upper())``, so a name logging does not know
+    fails there with AttributeError (``module 'logging' has no attribute 'VERBOSE'``), as here.
+    """
+    level = getattr(logging, (log_level or "info").upper())
+    logging.basicConfig(level=level, format="[%(asctime)s] %(message)s", datefmt=DATEFMT, force=True)
 
 
 def configure_server(log_level: Optional[str], http_log_level: Optional[str]) -> None:

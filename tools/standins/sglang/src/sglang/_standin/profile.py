@@ -194,6 +194,28 @@ MODEL_NOT_FOUND = ("Can't load the configuration of '{path}'. If you were trying
                    "Otherwise, make sure '{path}' is the correct path to a directory containing a config.json file")
 
 
+# SGLang's CONTEXT_LENGTH_KEYS, in its order (utils/hf_transformers/common.py).
+CONTEXT_LENGTH_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length",
+                       "max_position_embeddings")
+
+
+def derived_context_length(config: Dict[str, Any]) -> Optional[int]:
+    """The maximum context SGLang 0.5.23 derives from a config.json (``get_context_length``).
+
+    With transformers 5 (what 0.5.23 pins) ``rope_scaling`` is no longer an attribute of the config, so a yarn
+    factor does not raise the limit: only the first present key counts, read from the language-model part.
+    """
+    text = config
+    for key in ("thinker_config", "llm_config", "language_config", "text_config"):
+        if isinstance(config.get(key), dict):
+            text = config[key].get("text_config", config[key]) if key == "thinker_config" else config[key]
+            break
+    for key in CONTEXT_LENGTH_KEYS:
+        if isinstance(text.get(key), int) and not isinstance(text.get(key), bool):
+            return int(text[key])
+    return None
+
+
 def model_from_path(profile: Dict[str, Any], model_path: Optional[str]) -> Dict[str, Any]:
     """Let a real ``config.json`` at the model path override the profile's model facts.
 
@@ -210,10 +232,13 @@ def model_from_path(profile: Dict[str, Any], model_path: Optional[str]) -> Dict[
         model = dict(profile["model"])
         if config.get("architectures"):
             model["architecture"] = config["architectures"][0]
-        if config.get("max_position_embeddings"):
-            model["context_length"] = int(config["max_position_embeddings"])
-        if "vision_config" in config:
-            model["multimodal"] = True
+        derived = derived_context_length(config)
+        if derived:
+            model["context_length"] = derived
+        # A real config says itself whether the model has an encoder; the profile's guess no longer applies.
+        model["multimodal"] = any(key in config for key in ("vision_config", "audio_config", "thinker_config"))
+        quant = config.get("quantization_config")
+        model["quant_method"] = (str(quant.get("quant_method") or "").lower() or None) if isinstance(quant, dict) else None
         return {**profile, "model": model}
     if settings.get("check_model_path", "0") not in ("0", "false", "no", ""):
         raise OSError(MODEL_NOT_FOUND.format(path=model_path))

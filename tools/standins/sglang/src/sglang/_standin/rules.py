@@ -9,6 +9,8 @@ The exact texts come from docs/reference/sglang.md#validation-rules and the 0.5.
 where a release differs (see ``releases.py``) the release decides.
 """
 
+import json
+import os
 from typing import Any, Dict, List, Tuple
 
 from . import releases
@@ -18,6 +20,19 @@ Log = List[Tuple[str, str]]
 EAGLE_FAMILY = ("EAGLE", "EAGLE3", "STANDALONE")
 ENCODER_DISAGG_ARCHS = ("Qwen2VL, Qwen3VL, Qwen3.5, InternS2, Qwen2Audio, Qwen2.5Omni, Dots3-Note, Kimi, "
                         "MiMoV2, GLM5Next, MiniMax-M3, MuseSpark")
+# The architectures 0.5.23 accepts for --encoder-only / --language-only (pd_disaggregation_hook.py).
+ENCODER_DISAGG_CLASSES = (
+    "Qwen2VLForConditionalGeneration", "Qwen3VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration",
+    "Qwen3VLMoeForConditionalGeneration", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration",
+    "InternS2PreviewForConditionalGeneration", "Qwen3OmniMoeForConditionalGeneration",
+    "Qwen2AudioForConditionalGeneration", "Qwen2_5OmniForConditionalGeneration", "Dots3NoteForCausalLM",
+    "KimiVLForConditionalGeneration", "KimiK25ForConditionalGeneration", "KimiK3ForConditionalGeneration",
+    "MiMoV2ForCausalLM", "Glm5NextForConditionalGeneration", "MiniMaxM3SparseForConditionalGeneration",
+    "MuseSparkForConditionalGeneration")
+LONGER_CONTEXT = ("Warning: User-specified context_length ({given}) is greater than the derived context_length "
+                  "({derived}). This may lead to incorrect model outputs or CUDA errors. Note that the derived "
+                  "context_length may differ from max_position_embeddings in the model's config. To allow overriding "
+                  "this maximum, set the env var SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1")
 TBO_NEEDS_ATTN_DP = ("When enabling two batch overlap without an EP a2a backend (moe_a2a_backend='none'), "
                      "attention DP (--attn-dp-size) is required (DeepSeek-V4 non-EP DP TBO path).")
 COMPILE_NO_PADDING = (
@@ -105,6 +120,10 @@ def resolve_encoder_disaggregation(args: Dict[str, Any], release: str, profile: 
     log: Log = []
     if args.get("encoder_only") and args.get("language_only"):
         raise ValueError("Cannot set --encoder-only and --language-only together")
+    if args.get("encoder_only") and not args.get("language_only") and releases.at_least(release, "0.5.10") \
+            and profile["model"]["architecture"] not in ENCODER_DISAGG_CLASSES:
+        raise ValueError(f"Model type {profile['model']['architecture']} is not supported for encoder "
+                         f"disaggregation. Supported architectures: {ENCODER_DISAGG_ARCHS}.")
     if not args.get("language_only"):
         return log
     if not args.get("encoder_urls"):
@@ -117,9 +136,30 @@ def resolve_encoder_disaggregation(args: Dict[str, Any], release: str, profile: 
     if releases.at_least(release, "0.5.20"):
         log.append(("info", f"Encoder transfer backend auto-resolved to zmq_to_scheduler for {arch} at "
                             f"TP{int(args.get('tp_size') or 1)}."))
-    if not model.get("multimodal"):
+    if releases.at_least(release, "0.5.10") and (arch not in ENCODER_DISAGG_CLASSES or not model.get("multimodal")):
         raise ValueError(f"Model type {arch} is not supported for encoder disaggregation. "
                          f"Supported architectures: {ENCODER_DISAGG_ARCHS}.")
+    return log
+
+
+def resolve_model_config(args: Dict[str, Any], profile: Dict[str, Any]) -> Log:
+    """``ModelConfig``: json_model_override_args parsed as JSON, context_length against the derived maximum."""
+    log: Log = []
+    overrides = args.get("json_model_override_args")
+    model = profile["model"]
+    derived = int(model["context_length"])
+    if isinstance(overrides, str) and overrides:
+        parsed = json.loads(overrides)  # SGLang's own json.loads: a JSONDecodeError for text that is not JSON
+        for key, value in parsed.items():  # a JSON list fails here as in SGLang ('list' ... no attribute 'items')
+            if key == "max_position_embeddings":
+                derived = int(value)
+    given = args.get("context_length")
+    if given is not None and int(given) > derived:
+        message = LONGER_CONTEXT.format(given=given, derived=derived)
+        if os.environ.get("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "").lower() in ("1", "true", "yes"):
+            log.append(("warning", message.rsplit(" To allow", 1)[0]))
+        else:
+            raise ValueError(message)
     return log
 
 
@@ -171,6 +211,8 @@ def resolve_speculative(args: Dict[str, Any], release: str, profile: Dict[str, A
         raise ValueError("trtllm_mha backend only supports topk = 1 for speculative decoding.")
     if args.get("speculative_draft_sink_size") is not None and args.get("speculative_draft_window_size") is None:
         raise ValueError("--speculative-draft-sink-size requires --speculative-draft-window-size.")
+    if args.get("speculative_use_rejection_sampling") and name in ("EAGLE", "EAGLE3") and topk != 1:
+        raise ValueError("--speculative-use-rejection-sampling requires --speculative-eagle-topk=1.")
     return log
 
 
@@ -201,13 +243,62 @@ def resolve_cuda_graphs(args: Dict[str, Any], release: str, profile: Dict[str, A
     return log
 
 
+def resolve_disaggregation_flags(args: Dict[str, Any]) -> Log:
+    """The flag-only checks at the start of handle_encoder_disaggregation (and handle_language_model_only)."""
+    if args.get("language_model_only"):
+        for other in ("encoder_only", "language_only"):
+            if args.get(other):
+                raise ValueError(f"--language-model-only cannot be combined with --{other.replace('_', '-')}")
+    if args.get("enable_prefix_mm_cache") and not args.get("encoder_only"):
+        raise ValueError("--enable-prefix-mm-cache requires --encoder-only to be enabled")
+    if args.get("encoder_only") and args.get("language_only"):
+        raise ValueError("Cannot set --encoder-only and --language-only together")
+    if args.get("encoder_only") and args.get("disaggregation_mode", "null") != "null":
+        raise ValueError("Cannot set --encoder-only and --disaggregation-mode prefill/decode together")
+    return []
+
+
+def resolve_moe_and_context_parallel(args: Dict[str, Any]) -> Log:
+    """parallel_hook / moe_hook / mega_moe_hook assertions on the parallel layout."""
+    if args.get("moe_a2a_backend") == "megamoe" and (args.get("enable_two_batch_overlap")
+                                                     or args.get("enable_single_batch_overlap")):
+        raise ValueError("--moe-a2a-backend megamoe has no two-batch / single-batch overlap decomposition; disable "
+                         "--enable-two-batch-overlap and --enable-single-batch-overlap.")
+    tp = int(args.get("tp_size") or 1)
+    cp = int(args.get("attn_cp_size") or 1)
+    moe_dp = int(args.get("moe_dp_size") or 1)
+    ep = int(args.get("ep_size") or 1)
+    if cp > 1:
+        _require(tp % cp == 0, "tp_size must be divisible by attn_cp_size")
+    if moe_dp > 1:
+        _require(tp % moe_dp == 0, "tp_size must be divisible by moe_dp_size")
+        _require(ep * moe_dp <= tp, "ep_size * moe_dp_size must be less than or equal to tp_size")
+    if args.get("moe_runner_backend") in ("flashinfer_cutlass", "flashinfer_cutedsl"):
+        _require(ep in (1, tp), "The expert parallel size must be 1 or the same as the tensor parallel size")
+    return []
+
+
+def resolve_quantization(args: Dict[str, Any], profile: Dict[str, Any]) -> Log:
+    """ModelConfig._verify_quantization, for the plain case: the checkpoint's quant_method against --quantization."""
+    method = profile["model"].get("quant_method")
+    wanted = args.get("quantization")
+    if method and wanted and str(wanted).lower() != method:
+        raise ValueError(f"Quantization method specified in the model config ({method}) does not match the "
+                         f"quantization method specified in the `quantization` argument ({str(wanted).lower()}).")
+    return []
+
+
 def resolve(args: Dict[str, Any], release: str, profile: Dict[str, Any]) -> Log:
     """The resolution pipeline in SGLang's order; returns the lines it logs, raises on a bad combination."""
     log: Log = []
     log += resolve_memory_defaults(args, profile)
     log += resolve_attention_backend(args, profile)
     log += resolve_parallelism(args)
+    log += resolve_disaggregation_flags(args)
+    log += resolve_model_config(args, profile)
+    log += resolve_quantization(args, profile)
     log += resolve_encoder_disaggregation(args, release, profile)
+    log += resolve_moe_and_context_parallel(args)
     log += resolve_speculative(args, release, profile)
     log += resolve_cuda_graphs(args, release, profile)
     if args.get("served_model_name") is None:
@@ -242,6 +333,8 @@ def check(args: Dict[str, Any], release: str) -> Log:
     _require(not (name and ":" in str(name)),
              "served_model_name cannot contain a colon (':') character. The colon is reserved for the "
              f"'model:adapter' syntax used in LoRA adapter specification. Invalid value: '{name}'")
+    if args.get("retraction_policy") == "priority" and not args.get("enable_priority_scheduling"):
+        raise ValueError("--retraction-policy priority requires --enable-priority-scheduling")
     grpc = args.get("grpc_port")
     if grpc is not None and int(grpc) == int(args.get("port") or 0):
         raise ValueError(f"--grpc-port ({grpc}) must differ from --port ({args.get('port')})")
