@@ -347,6 +347,7 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
                            exit_verdict_s=self.timings.exit_verdict_s, lines_quiet_s=self.timings.lines_quiet_s)
         ready: Optional[Dict[str, Any]] = None
         settle_until = 0.0
+        caught_up = False
         try:
             self.systemctl("daemon-reload")
             self.run_command(["systemctl", "reset-failed", self.unit])  # a finished crash loop's start limit would refuse the start
@@ -359,6 +360,11 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
                     watch.on_entry(entry, time.time())
                 now = time.time()
                 watch.on_unit(show_unit(self.run_command, self.unit), now)
+                if watch.exit_at is not None and not caught_up and hasattr(follower, "catch_up"):
+                    # journald tells followers late (it coalesces notifications for 250 ms): read the rest at once
+                    caught_up = True
+                    for entry in follower.catch_up():
+                        watch.on_entry(entry, time.time())
                 if watch.following_new_process:
                     prober.enabled.set()
                     if prober.status is not None:

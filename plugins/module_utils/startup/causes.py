@@ -286,7 +286,7 @@ _HINTS = {
                                  "in several reports); as a last resort set cuda_graph_backend_decode: disabled (disable_cuda_graph: true "
                                  "on older versions), at a large speed cost.",
     "illegal_memory_access": "A GPU kernel read or wrote memory it does not own: a kernel bug, not a memory setting. Upgrade SGLang "
-                             "(sglang_version) and its kernels, try another attention_backend (e.g. triton or fa3) or drop "
+                             "(sglang_install_version) and its kernels, try another attention_backend (e.g. triton or fa3) or drop "
                              "enable_torch_compile, and confirm with cuda_graph_backend_decode: disabled (disable_cuda_graph: true "
                              "before 0.5.20); CUDA_LAUNCH_BLOCKING=1 in sglang_server_env shows the failing kernel.",
     "nccl_error": "NCCL failed between the GPUs: get its reason with NCCL_DEBUG=INFO (NCCL WARN lines), check /dev/shm size in "
@@ -350,17 +350,37 @@ _HINTS = {
 }
 
 
+# vLLM's options that SGLang does not know, and the sglang_server_args key that does the same (docs/reference/sglang.md).
+_VLLM_EQUIVALENTS = {
+    "gpu_memory_utilization": "mem_fraction_static",
+    "max_model_len": "context_length",
+    "max_num_seqs": "max_running_requests",
+    "max_num_batched_tokens": "chunked_prefill_size",
+    "enforce_eager": "disable_cuda_graph (cuda_graph_backend_decode: disabled from 0.5.20)",
+    "pipeline_parallel_size": "pp_size",
+    "data_parallel_size": "dp_size",
+    "enable_prefix_caching": "nothing (SGLang's radix cache is on unless disable_radix_cache)",
+    "swap_space": "nothing (no CPU swap space in SGLang)",
+}
+
+
+def _key(flag: str) -> str:
+    """The sglang_server_args key of a CLI flag: ``--max-loaded-loras`` -> ``max_loaded_loras``."""
+    return flag.lstrip("-").split("=", 1)[0].replace("-", "_")
+
+
 def _hint_invalid_arguments(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
     match = _UNRECOGNIZED_RE.search(message)
     if match:
         flags = match.group("args").strip()
-        keys = ", ".join(sorted({flag.lstrip("-").replace("-", "_") for flag in flags.split() if flag.startswith("--")}))
-        return (f"SGLang does not know {flags}: remove the key{'s' if ',' in keys else ''} {keys or flags} from "
-                "sglang_server_args or fix its spelling (keys are SGLang's option names with underscores, the CLI prints them "
-                "dashed; flags of other servers such as vLLM's have their own names here: tensor_parallel_size is tp_size, "
-                "gpu_memory_utilization is mem_fraction_static, max_model_len is context_length), or upgrade SGLang if the "
-                "flag is newer than the installed release (removed flags, such as enforce_piecewise_cuda_graph, must go); "
-                "the preflight lint checks the flags against the installed version before restarting.")
+        keys = sorted({_key(flag) for flag in flags.split() if flag.startswith("--")})
+        named = ", ".join(keys) or flags
+        vllm = ["%s is %s" % (key, _VLLM_EQUIVALENTS[key]) for key in keys if key in _VLLM_EQUIVALENTS]
+        other = (" Those are vLLM's names; in SGLang " + "; ".join(vllm) + ".") if vllm else ""
+        return (f"SGLang does not know {flags}: remove {named} from sglang_server_args or fix the key (keys are SGLang's "
+                f"option names with underscores; the parser prints them dashed).{other} A flag newer than the installed "
+                "release needs an upgrade (sglang_install_version); a removed one (enforce_piecewise_cuda_graph, ...) must go. "
+                "The preflight lint checks every key against the installed version before restarting.")
     match = _AMBIGUOUS_RE.search(message)
     if match:
         return (f"{match.group('opt')} is only a prefix of {match.group('choices').strip()}: use the full option name, "
@@ -383,7 +403,14 @@ def _hint_incompatible_arguments(message: str, phase: Optional[str], evidence: s
     if "backend" in message and "supported" in message:
         return ("The attention backend chosen does not support this model or GPU (error_message lists the ones that do): set "
                 "attention_backend in sglang_server_args to one of them, or drop it to let SGLang choose.")
+    keys = sorted({_key(flag) for flag in _FLAG_RE.findall(message)})
+    if keys:
+        return (f"These settings contradict each other: {', '.join(keys)} (error_message names them as the CLI's dashed flags): "
+                "change or drop one of them in sglang_server_args; the preflight lint runs the same rules before a restart.")
     return None
+
+
+_FLAG_RE = re.compile(r"--[a-z][\w-]*")
 
 
 def _hint_parallelism(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
@@ -418,7 +445,7 @@ def _hint_architecture(message: str, phase: Optional[str], evidence: str) -> Opt
     match = _ARCH_RE.search(message) or _ARCH_RE.search(evidence)
     arch = match.group("arch") if match else "the model's architecture"
     return (f"This SGLang version has no implementation of {arch} (or cannot read its config): upgrade SGLang "
-            "(sglang_version), try the transformers fallback (model_impl: transformers) where supported, or serve a supported model.")
+            "(sglang_install_version), try the transformers fallback (model_impl: transformers) where supported, or serve a supported model.")
 
 
 def _hint_port(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
@@ -463,10 +490,27 @@ def _hint_warmup(message: str, phase: Optional[str], evidence: str) -> Optional[
             return ("The warmup request found nothing listening on SGLang's own address: the HTTP server did not come up (a "
                     "port in use or a bind refused earlier in the log) - read the lines before the traceback.")
         return None
+    if status not in _PROXY_STATUSES:
+        return (f"The warmup request got HTTP {status} from the server itself (read the traceback and the lines before it: "
+                "401 means api_key is set and the request lacked it; 500 is an error inside SGLang). skip_server_warmup: true "
+                "only hides it.")
     return (f"The warmup request got HTTP {status}, which is a proxy's answer (SGLang sends the warmup to its own bind address "
             "through http_proxy): set no_proxy and NO_PROXY in sglang_server_env to hold that address - "
             "127.0.0.1,localhost,0.0.0.0 when host is 0.0.0.0 - or unset the proxy for the unit. skip_server_warmup: true only "
             "hides it.")
+
+
+# What an HTTP proxy answers for a request it will not or cannot pass on (an HTML page often comes with it).
+_PROXY_STATUSES = ("403", "407", "502", "503", "504")
+
+
+def _hint_speculative(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
+    if message.startswith("KeyError") or "\nKeyError: " in evidence or "must match the size of tensor" in message:
+        return ("The draft model's weights are not in the layout SGLang's loader expects (a weight name it does not know, or a "
+                "shape of another checkpoint): use a draft checkpoint made for SGLang and this target model (an EAGLE/EAGLE3 "
+                "head in SGLang's format, or NEXTN/MTP with the checkpoint's own layers) in speculative_draft_model_path, or "
+                "convert it; remove the speculative_* keys to confirm the base model starts.")
+    return None
 
 
 def _hint_unknown(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
@@ -487,6 +531,7 @@ _HINT_DETAILS: Dict[str, Callable[[str, Optional[str], str], Optional[str]]] = {
     "jit_tool_missing": _hint_jit_tool,
     "package_mismatch": _hint_package,
     "warmup_failed": _hint_warmup,
+    "speculative_decoding_error": _hint_speculative,
     "unknown": _hint_unknown,
 }
 

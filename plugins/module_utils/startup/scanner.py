@@ -244,7 +244,10 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
     (``pending == "awaiting_traceback"``): the caller waits a bounded time, then calls :meth:`close`.
     """
 
-    def __init__(self, secrets: Iterable[str] = (), hostname: str = "localhost") -> None:
+    def __init__(self, secrets: Iterable[str] = (), hostname: str = "localhost", forget_before_start: bool = True) -> None:
+        """``forget_before_start``: at systemd's first "Started"/"Starting" line, forget what came before (a pasted
+        journal holds the old process's stop); a caller that tells the old process's lines itself turns it off."""
+        self._forget_before_start = forget_before_start
         self._secrets: List[str] = [s for s in secrets if isinstance(s, str) and s]
         self._hostname = hostname  # shown in the last lines of followed journal entries, as journalctl shows it
         self._line_no = 0
@@ -428,7 +431,7 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
             self._systemd_lines.append(info.msg.strip())  # beside SGLang's own message, also after the verdict froze
         if self._closed:
             return
-        if systemd and not self._started_seen and is_systemd_start(info):
+        if systemd and self._forget_before_start and not self._started_seen and is_systemd_start(info):
             # systemd starts the unit: what came before (the old process's stop, even a traceback it printed while
             # shutting down) is not this start's. Only the first such line: a later one is systemd restarting it.
             self._started_seen = True

@@ -23,12 +23,14 @@ UNIT_PROPERTIES = ("ActiveState", "SubState", "MainPID", "NRestarts", "Result", 
 
 
 class JournalLine(NamedTuple):
-    """One journal entry: when (seconds since the epoch), who, and the message text."""
+    """One journal entry: when (seconds since the epoch), who, the message text, and its cursor (where it came from)."""
 
     timestamp: float
     pid: Optional[int]
     identifier: str
     message: str
+    cursor: Optional[str] = None
+    invocation: Optional[str] = None  # the unit's invocation the entry belongs to (its process's, or systemd's words about it)
 
 
 def parse_unit_show(text: str) -> Dict[str, str]:
@@ -68,7 +70,10 @@ def parse_journal_json_line(raw: bytes) -> Optional[JournalLine]:
     pid_text = entry.get("_PID")
     pid = int(pid_text) if isinstance(pid_text, str) and pid_text.isdigit() else None
     identifier = str(entry.get("SYSLOG_IDENTIFIER") or entry.get("_COMM") or "")
-    return JournalLine(timestamp, pid, identifier, message)
+    cursor = entry.get("__CURSOR")
+    invocation = entry.get("_SYSTEMD_INVOCATION_ID") or entry.get("INVOCATION_ID")
+    return JournalLine(timestamp, pid, identifier, message, cursor if isinstance(cursor, str) else None,
+                       invocation if isinstance(invocation, str) else None)
 
 
 def parse_cursor(text: str) -> Optional[str]:
@@ -80,21 +85,52 @@ def parse_cursor(text: str) -> Optional[str]:
 
 
 class JournalFollower:
-    """A unit's journal from a cursor on, streamed through one ``journalctl --follow -o json`` process."""
+    """A unit's journal from a cursor on, streamed through one ``journalctl --follow -o json`` process.
+
+    journald tells followers about new entries at most every 250 ms (it coalesces its change notifications), so a
+    dead process's last lines can reach ``--follow`` a quarter of a second late; :meth:`catch_up` reads the journal
+    file directly once (a one-shot ``journalctl --after-cursor``), which sees them at once.
+    """
+
+    # Only the fields we read: a small record per line reaches us sooner (systemd >= 236). ``--all``: without it the
+    # JSON output shows a field of 4096 bytes or more as null, and SGLang's server_args= line (and a long fatal
+    # message) is longer than that.
+    # The invocation fields tell the new process's lines from the old one's: journald stamps a unit's output with
+    # _SYSTEMD_INVOCATION_ID, systemd its own words about the unit with INVOCATION_ID.
+    FIELDS = "--output-fields=MESSAGE,_PID,SYSLOG_IDENTIFIER,_COMM,_SYSTEMD_INVOCATION_ID,INVOCATION_ID"
 
     def __init__(self, unit: str, cursor: Optional[str], since_epoch: float, journalctl: str = "journalctl") -> None:
-        # Only the fields we read: a small record per line reaches us sooner (systemd >= 236). ``--all``: without it the
-        # JSON output shows a field of 4096 bytes or more as null, and SGLang's server_args= line (and a long fatal
-        # message) is longer than that.
-        cmd = [journalctl, "--follow", "--no-pager", "--quiet", "--all", "-o", "json",
-               "--output-fields=MESSAGE,_PID,SYSLOG_IDENTIFIER,_COMM", "-u", unit]
+        self._journalctl = journalctl
+        self._unit = unit
+        self._start = ["--after-cursor", cursor] if cursor else ["--since", "@%.6f" % since_epoch]
+        cmd = [journalctl, "--follow", "--no-pager", "--quiet", "--all", "-o", "json", self.FIELDS, "-u", unit]
         # The cursor is exact; without one (an empty journal) the restart's wall-clock time bounds it.
-        cmd += ["--after-cursor", cursor] if cursor else ["--since", "@%.6f" % since_epoch]
+        cmd += self._start
         # A stream, not a one-shot command: run_command cannot hand out a pipe that stays open while we read it.
         self._proc = subprocess.Popen(  # pylint: disable=consider-using-with,ansible-bad-function
             cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
         self._buffer = b""
         self._eof = False
+        self._last_cursor: Optional[str] = None
+        self._caught_up: set = set()  # cursors that catch_up() handed out: the stream delivers them again, later
+
+    def catch_up(self) -> List[JournalLine]:
+        """The entries written since the last one handed out, read from the journal at once (bounded, never raises)."""
+        start = ["--after-cursor", self._last_cursor] if self._last_cursor else self._start
+        cmd = [self._journalctl, "--no-pager", "--quiet", "--all", "-o", "json", self.FIELDS, "-u", self._unit] + start
+        try:
+            done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=2, check=False)  # pylint: disable=ansible-bad-function
+        except (OSError, subprocess.SubprocessError):
+            return []
+        lines = []
+        for raw in done.stdout.split(b"\n"):
+            entry = parse_journal_json_line(raw)
+            if entry is not None and entry.cursor not in self._caught_up:
+                lines.append(entry)
+                if entry.cursor:
+                    self._caught_up.add(entry.cursor)
+                    self._last_cursor = entry.cursor
+        return lines
 
     def read(self, timeout: float) -> List[JournalLine]:
         """Every complete entry available within ``timeout`` seconds (possibly none)."""
@@ -115,8 +151,14 @@ class JournalFollower:
         self._buffer = parts.pop()
         for raw in parts:
             entry = parse_journal_json_line(raw)
-            if entry is not None:
-                lines.append(entry)
+            if entry is None:
+                continue
+            if entry.cursor and entry.cursor in self._caught_up:
+                self._caught_up.discard(entry.cursor)  # handed out by catch_up() already
+                continue
+            if entry.cursor and not self._caught_up:
+                self._last_cursor = entry.cursor
+            lines.append(entry)
         return lines
 
     def close(self) -> None:

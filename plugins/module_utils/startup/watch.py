@@ -24,7 +24,7 @@ TRACEBACK_GRACE_S = 0.6
 # (a tick of at most 0.1 s) on top. systemd logs its exit line after the dead process's own output, so once that
 # line has arrived and no line came for LINES_QUIET_S, the evidence is complete and the verdict comes at once.
 EXIT_VERDICT_S = 0.35
-LINES_QUIET_S = 0.1
+LINES_QUIET_S = 0.05
 # journald reads a dead process's last output after the process is gone and, on a loaded host, can deliver it
 # late: only while systemd's exit line has not arrived and the dead process's lines are still arriving does the
 # verdict wait past EXIT_VERDICT_S, and never past this.
@@ -47,7 +47,9 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
                  secrets: Iterable[str] = (), hostname: str = "localhost", traceback_grace_s: float = TRACEBACK_GRACE_S,
                  exit_drain_max_s: float = EXIT_DRAIN_MAX_S, lines_quiet_s: float = LINES_QUIET_S,
                  exit_verdict_s: float = EXIT_VERDICT_S) -> None:
-        self.scanner = StartupLogScanner(secrets=secrets, hostname=hostname)
+        # The watch tells the old process's lines by their invocation (on_entry), not by systemd's "Started" line, which
+        # journald can order after the new process's first lines.
+        self.scanner = StartupLogScanner(secrets=secrets, hostname=hostname, forget_before_start=False)
         self.traceback_grace_s = traceback_grace_s
         self.exit_verdict_s = exit_verdict_s
         self.exit_drain_max_s = exit_drain_max_s
@@ -73,7 +75,14 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
 
     # --------------------------------------------------------------------------------------------- inputs
     def on_entry(self, entry: JournalLine, now: float) -> None:
-        """A journal entry of the unit (SGLang's own output or systemd's words about the unit), as followed."""
+        """A journal entry of the unit (SGLang's own output or systemd's words about the unit), as followed.
+
+        The journal is followed from before the restart: the old process's last lines (its shutdown, even systemd's
+        exit lines about it) come first. Entries of the old invocation are left out; entries without an invocation
+        (an older systemd) are read.
+        """
+        if entry.invocation and self.old_invocation and entry.invocation == self.old_invocation:
+            return
         self.scanner.feed_entry(entry.message, entry.pid, entry.identifier, entry.timestamp or now)
         self._line_arrived(now)
 

@@ -576,3 +576,34 @@ def test_sglangs_own_message_wins_over_systemds_exit_line_that_came_first(files)
     assert failure["systemd_line"] == exit_line.message
     assert " systemd: %s." % exit_line.message.rstrip(".") in result["msg"]
     assert failure["tracebacks"] == [failure["traceback"]]
+
+
+class LateFollower(FakeFollower):
+    """journald's --follow delivers the dead process's lines late: read() holds them back, catch_up() has them."""
+
+    caught = 0
+
+    def read(self, timeout):
+        entries = super().read(timeout)
+        self.held = getattr(self, "held", []) + entries[1:]
+        return entries[:1]
+
+    def catch_up(self):
+        """A one-shot read of the journal file: whatever of this start the stream has not handed out yet."""
+        LateFollower.caught += 1
+        held, self.held = getattr(self, "held", []), []
+        launch = self.host.launches[self.launch_index]
+        if not self.sent:
+            self.sent = True
+            held = [entry._replace(timestamp=time.time()) for entry in launch["lines"]]
+        return held
+
+
+def test_the_exit_reads_the_journal_at_once_instead_of_waiting_for_the_follower(files):
+    host = Host([failing_launch()])
+    host.follower = lambda unit, cursor, since_epoch, journalctl="journalctl": host.followers.append(LateFollower(host, unit, cursor)) \
+        or host.followers[-1]
+    LateFollower.caught = 0
+    result = run(host, params_for(files))
+    assert result["failure"]["cause"] == "warmup_failed" and LateFollower.caught == 1
+    assert result["failure"]["error_message"].startswith("AssertionError: res=<Response [401]>")

@@ -141,7 +141,7 @@ def test_the_waits_are_parameters():
     exited.on_unit(unit(active="failed", sub="failed", pid="0", result="signal", code="2", status="9"), T0 + 30.0)
     assert exited.verdict(T0 + 30.19) is None  # no evidence and no systemd exit line: the exit's deadline
     assert exited.verdict(T0 + 30.21)["reason"] == "the unit failed (Result=signal, killed by signal 9/KILL)"
-    assert (TRACEBACK_GRACE_S, EXIT_VERDICT_S, LINES_QUIET_S, EXIT_DRAIN_MAX_S) == (0.6, 0.35, 0.1, 5.0)  # the module's defaults
+    assert (TRACEBACK_GRACE_S, EXIT_VERDICT_S, LINES_QUIET_S, EXIT_DRAIN_MAX_S) == (0.6, 0.35, 0.05, 5.0)  # the module's defaults
 
 
 def test_a_complete_fatal_traceback_ends_the_wait_at_once():
@@ -285,14 +285,25 @@ def test_next_check_says_when_the_verdict_is_due():
     assert watch.next_check(T0 + 31.0) == 0.0
 
 
-def test_an_old_processs_exit_line_before_the_restart_is_not_this_exit():
-    """The journal follows from before the restart: the old process's systemd lines come first and do not count."""
+def test_an_old_processs_lines_before_the_restart_are_not_this_start():
+    """The journal follows from before the restart: the old invocation's lines (a shutdown traceback, systemd's exit
+    lines about it) come first and do not count; the new invocation's lines do, even before systemd's "Started"."""
     watch = make_watch()
-    watch.on_entry(JournalLine(T0 + 0.1, 1, "systemd", "sglang-main.service: Main process exited, code=killed, status=9/KILL"), T0 + 0.1)
-    watch.on_entry(JournalLine(T0 + 0.1, 1, "systemd", "sglang-main.service: Failed with result 'timeout'."), T0 + 0.1)
-    watch.on_entry(JournalLine(T0 + 0.2, 1, "systemd", "Started sglang-main.service - SGLang inference server."), T0 + 0.2)
-    watch.on_unit(unit(active="activating", sub="start"), T0 + 0.3)
-    assert watch.exit_at is None and watch.failure_seen_at is None and watch.verdict(T0 + 5.0) is None
+    old = [JournalLine(T0 + 0.1, 4200, "sglang", "Traceback (most recent call last):", None, OLD),
+           JournalLine(T0 + 0.1, 4200, "sglang", '  File "/v/sglang/launch_server.py", line 14, in <module>', None, OLD),
+           JournalLine(T0 + 0.1, 4200, "sglang", "KeyboardInterrupt", None, OLD),
+           JournalLine(T0 + 0.1, 1, "systemd", "sglang-main.service: Main process exited, code=killed, status=9/KILL", None, OLD),
+           JournalLine(T0 + 0.1, 1, "systemd", "sglang-main.service: Failed with result 'timeout'.", None, OLD)]
+    for entry in old:
+        watch.on_entry(entry, T0 + 0.1)
+    assert watch.lines == 0 and watch.failure_seen_at is None and not watch.exit_logged
+    watch.on_entry(JournalLine(T0 + 0.2, 4300, "sglang", "RuntimeError: Not enough memory. Please try to increase "
+                               "--mem-fraction-static.", None, NEW), T0 + 0.2)  # journald put it before "Started"
+    watch.on_entry(JournalLine(T0 + 0.2, 1, "systemd", "Started sglang-main.service - SGLang inference server.", None, NEW), T0 + 0.2)
+    watch.on_unit(unit(active="failed", sub="failed", pid="0", result="signal", code="2", status="9"), T0 + 0.3)
+    watch.on_entry(JournalLine(T0 + 0.3, 1, "systemd", EXIT_LINE, None, NEW), T0 + 0.3)
+    verdict = watch.verdict(T0 + 0.3 + LINES_QUIET_S + 0.01)
+    assert verdict["cause"] == "gpu_out_of_memory" and verdict["error_message"].startswith("RuntimeError: Not enough memory.")
 
 
 def test_a_unit_exit_with_a_finished_log_fails_at_once():

@@ -399,3 +399,52 @@ def test_journal_follower_close_is_safe_twice_and_after_exit(journalctl, monkeyp
     follower.close()
     follower.close()
     assert not _alive(json.loads(args_file.read_text())["pid"])
+
+
+CATCH_UP_JOURNALCTL = r'''
+import json, os, sys, time
+here = os.path.dirname(os.path.abspath(__file__))
+follow = "--follow" in sys.argv
+with open(os.path.join(here, "follow.json" if follow else "oneshot.json"), "w") as handle:
+    json.dump(sys.argv[1:], handle)
+def entry(message, cursor):
+    return json.dumps({"__CURSOR": cursor, "__REALTIME_TIMESTAMP": "1764493321000000", "_PID": "4242",
+                       "SYSLOG_IDENTIFIER": "sglang", "MESSAGE": message}).encode() + b"\n"
+out = sys.stdout.buffer
+if not follow:  # the one-shot read sees what the stream has not delivered yet
+    out.write(entry("RuntimeError: CUDA out of memory.", "s=1;i=2") + entry("Received sigquit", "s=1;i=3"))
+    sys.exit(0)
+out.write(entry("Traceback (most recent call last):", "s=1;i=1"))
+out.flush()
+time.sleep(0.3)  # journald's coalesced notification: the rest comes late
+out.write(entry("RuntimeError: CUDA out of memory.", "s=1;i=2") + entry("Received sigquit", "s=1;i=3") + entry("later", "s=1;i=4"))
+out.flush()
+time.sleep(60)
+'''
+
+
+def test_catch_up_reads_what_the_stream_has_not_delivered_yet_and_the_stream_skips_it(tmp_path):
+    script = tmp_path / "fake_journalctl.py"
+    script.write_text(CATCH_UP_JOURNALCTL)
+    wrapper = tmp_path / "journalctl"
+    wrapper.write_text("#!/bin/sh\nexec '%s' '%s' \"$@\"\n" % (sys.executable, script))
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    follower = JournalFollower("sglang-main.service", "s=0;i=9", since_epoch=0.0, journalctl=str(wrapper))
+    try:
+        first = _read_until(follower, 1)
+        assert [entry.message for entry in first] == ["Traceback (most recent call last):"] and first[0].cursor == "s=1;i=1"
+        caught = follower.catch_up()
+        assert [entry.message for entry in caught] == ["RuntimeError: CUDA out of memory.", "Received sigquit"]
+        oneshot = json.loads((tmp_path / "oneshot.json").read_text())
+        assert "--follow" not in oneshot and "--all" in oneshot and oneshot[oneshot.index("--after-cursor") + 1] == "s=1;i=1"
+        rest = _read_until(follower, 1)
+        assert [entry.message for entry in rest] == ["later"]  # the stream's late copies of the caught-up entries are skipped
+    finally:
+        follower.close()
+
+
+def test_journal_entries_carry_their_cursor_and_invocation():
+    raw = json.dumps({"__CURSOR": "s=1;i=2", "MESSAGE": "x", "_SYSTEMD_INVOCATION_ID": "9f8e", "_PID": "7"}).encode()
+    assert parse_journal_json_line(raw) == JournalLine(0.0, 7, "", "x", "s=1;i=2", "9f8e")
+    systemds = json.dumps({"MESSAGE": "u.service: Main process exited", "INVOCATION_ID": "0a1d", "SYSLOG_IDENTIFIER": "systemd"}).encode()
+    assert parse_journal_json_line(systemds).invocation == "0a1d"
