@@ -90,6 +90,13 @@ def test_nic_rows_and_columns_are_read_past():
                                             "nics": ["mlx5_0"]}
 
 
+def test_a_line_that_is_no_row_ends_a_matrix_so_the_next_one_is_found():
+    """A note printed right after a broken matrix ends it; the matrix after the note is read."""
+    text = ("\tGPU0\tGPU1\nGPU0\t X \tPHB\nnote: GPU1 fell off the bus\n"
+            "\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV4\t X \n")
+    assert topo.parse_topo_matrix(text)["links"] == {"0-1": "NV4"}
+
+
 def test_a_broken_matrix_does_not_hide_the_next_one():
     """A header with too few rows is skipped, and the next matrix in the text is read."""
     text = "\tGPU0\tGPU1\nGPU0\t X \tPHB\n\n\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV4\t X \n"
@@ -175,6 +182,7 @@ def test_full_mesh_checks_every_pair():
     """Every pair, not just neighbours: one PCIe pair among three GPUs breaks the mesh."""
     links = {"0-1": "NV4", "1-2": "NV4", "0-2": "PHB"}
     assert topo.nvlink_full_mesh(links, 3) is False
+    assert topo.nvlink_full_mesh({"0-1": "PHB", "1-2": "NV4", "0-2": "NV4"}, 3) is False
     assert topo.nvlink_full_mesh(dict(links, **{"0-2": "NV4"}), 3) is True
     assert topo.nvlink_full_mesh(links, 3, gpus=[1, 0]) is True
 
@@ -226,6 +234,14 @@ def test_acs_exact_with_crlf_and_without_a_device_line():
         {"device": "0000:03:00.0", "name": "PCI bridge: Broadcom PEX 88096",
          "flags": dict(flags, SrcValid=True, ReqRedir=True)},
         {"device": None, "name": None, "flags": {"ReqRedir": True}}]}
+
+
+def test_acs_line_before_any_device():
+    """ACSCtl lines alone (a grep of lspci) have no device and no name."""
+    assert topo.parse_acs("\t\tACSCtl:\tSrcValid- ReqRedir+ CmpltRedir-\n") == {
+        "checked": 1, "enabled": True,
+        "redirecting": [{"device": None, "name": None,
+                         "flags": {"SrcValid": False, "ReqRedir": True, "CmpltRedir": False}}]}
 
 
 @pytest.mark.parametrize("cpuinfo, vendor", [
