@@ -159,3 +159,43 @@ def test_a_check_mode_launch_names_what_would_change_and_nothing_measured():
 def test_a_launch_result_that_is_not_a_dict_is_refused():
     with pytest.raises(ServerLaunchError, match="the launch result must be the registered result of sglang_launch, not str"):
         launch_record("ok", "sglang-main.service", 30000, "0.5.23")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Edges the summaries depend on (make mutation)
+
+
+@pytest.mark.parametrize("value, nvlink", [
+    ("on", True), ("ON", True), ("1", True), ("True", True), (1, True), (1.0, True), (True, True),
+    (2.0, False), (0.0, False), (0, False), ("2", False), ("no", False), (None, False), ([True], False),
+])
+def test_nvlink_reads_like_ansibles_bool(value, nvlink):
+    """nvlink_full_mesh is read as Ansible's bool filter would: yes/on/1/true in any case, 1 or 1.0; else False."""
+    out = preflight_facts({"p2p_read": {"0-1": "OK"}, "nvlink_full_mesh": value}, "sglang")
+    assert out == {"service_user": "sglang", "gpu_p2p": True, "nvlink": nvlink}
+
+
+@pytest.mark.parametrize("level, label", [("base", "base"), ("tuning_args", "tuning"), ("instance_args", "instance"),
+                                          ("extra_args", "extra")])
+def test_a_level_that_is_no_mapping_is_named(level, label):
+    """Each level's error names that level."""
+    kwargs = {"base": {}, level: ["tp_size", 2]}
+    with pytest.raises(ServerLaunchError) as err:
+        server_args_merge(**kwargs)
+    assert str(err.value) == "the %s arguments must be a mapping of SGLang options, not list" % label
+
+
+def test_last_good_probe_that_is_no_mapping():
+    """A last good probe of another shape still says it is from the last launch, with an unknown time."""
+    assert probe_measured({"last_good_probe": "garbled"}) == "at the last launch, ?"
+    assert probe_measured({"last_good_probe": {}}) == "at the last launch, ?"
+
+
+def test_launch_record_defaults_and_refusal():
+    """Without check_mode, written, findings and security: not check mode, no findings, no exposure level."""
+    record = launch_record({"restarted": False}, "sglang-main.service", 30000, "0.5.23")
+    assert (record["check_mode"], record["findings"], record["security_exposure"], record["changed_files"]) == (
+        False, {}, None, [])
+    with pytest.raises(ServerLaunchError) as err:
+        launch_record(["not", "a", "result"], "u", 1, "v")
+    assert str(err.value) == "the launch result must be the registered result of sglang_launch, not list"
