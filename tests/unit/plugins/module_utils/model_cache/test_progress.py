@@ -54,7 +54,7 @@ def test_a_new_start_forgets_everything_before_it():
 
 @pytest.mark.parametrize("seconds, text", [
     (None, "unknown"), (0, "0 s"), (89, "89 s"), (89.9, "89 s"), (90, "2 min"), (149, "2 min"), (150, "2 min"),
-    (151, "3 min"), (5399, "90 min"), (5400, "1.5 h"), (10800, "3.0 h"),
+    (151, "3 min"), (5399, "90 min"), (5400, "1.5 h"), (5579, "1.5 h"), (5581, "1.6 h"), (10800, "3.0 h"),
 ])
 def test_durations(seconds, text):
     """Seconds below 90 s, minutes below 90 min, then hours with one decimal."""
@@ -74,6 +74,13 @@ def test_progress_line_exact():
     state = {"started": True, "event": "progress", "files_done": 2, "files_total": 12, "bytes_done": 1,
              "bytes_total": 3, "rate_bps": 2_500_000, "eta_s": 95}
     assert progress.format_progress(state) == "2/12 files, 1 B of 3 B (33%), 2.5 MB/s, 2 min left"
+
+
+def test_progress_line_when_every_byte_is_there():
+    """All bytes done reads 100%, before the done line arrives."""
+    state = {"started": True, "event": "progress", "files_done": 3, "files_total": 3, "bytes_done": 7,
+             "bytes_total": 7, "rate_bps": 0, "eta_s": 0}
+    assert progress.format_progress(state) == "3/3 files, 7 B of 7 B (100%), 0 B/s, 0 s left"
 
 
 def test_progress_line_with_nothing_known_yet():
