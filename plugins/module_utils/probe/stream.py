@@ -49,9 +49,9 @@ _SPEC_KEYS = ("spec_verify_ct", "spec_accept_length")
 _NUMBER = re.compile(rb'"(completion_tokens|prompt_tokens|spec_verify_ct|spec_accept_length)"\s*:\s*(-?[0-9.eE+-]+)')
 
 # Long payloads kept as head + mark + tail by the client (probe/client.py): the mark cannot occur in JSON text.
-COMPACT_OVER = 8192
+COMPACT_OVER = 4096
 COMPACT_HEAD = 256
-COMPACT_TAIL = 4096
+COMPACT_TAIL = 2048
 COMPACT_MARK = b"\x00...\x00"
 
 
@@ -220,7 +220,8 @@ def _parse_compacted(head: bytes, tail: bytes, keys: Tuple[bytes, ...]) -> Dict[
     # A payload is only this long because of its text (the whole answer so far), so an unsure scan means text.
     state = _text_state(head + b'"', keys)
     out: Dict[str, Any] = {"text": state is not False, "completion": None, "prompt": None}
-    for match in _NUMBER.finditer(tail):
+    meta = tail.rfind(b'"meta_info"')
+    for match in _NUMBER.finditer(tail, meta if meta >= 0 else 0):
         key, raw = match.group(1).decode("ascii"), match.group(2)
         try:
             value: Any = float(raw) if key == "spec_accept_length" else int(float(raw))
