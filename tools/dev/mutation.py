@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import hashlib
 import importlib.abc
 import importlib.util
 import json
@@ -267,7 +268,7 @@ def load_equivalents() -> List[dict]:
     return data
 
 
-def mark_equivalents(module: Module, equivalents: List[dict]) -> List[str]:
+def mark_equivalents(module: Module, equivalents: List[dict], eligible: Tuple[str, ...] = ("untested",)) -> List[str]:
     """Mark the listed equivalents of this module; returns warnings for entries that match no mutant.
 
     An entry matches a mutant of the same file whose mutated line(s) read exactly ``mutation`` (stripped);
@@ -278,7 +279,7 @@ def mark_equivalents(module: Module, equivalents: List[dict]) -> List[str]:
     for entry in (e for e in equivalents if e["file"] == rel):
         want = "\n".join(s.strip() for s in str(entry["mutation"]).strip().splitlines())
         source = "\n".join(s.strip() for s in str(entry.get("source", "")).strip().splitlines())
-        candidates = [m for m in module.mutants if m.mutation == want and m.status == "untested"
+        candidates = [m for m in module.mutants if m.mutation == want and m.status in eligible
                       and (not source or m.source == source)]
         if not candidates:
             warnings.append("equivalent.yml: %s:%s no mutant reads %r (stale entry: remove or update it)"
@@ -408,6 +409,41 @@ def run_mutants(module: Module, timeout: float, jobs: int) -> None:
             mutant.status = "killed"  # tests failed (1), collection broke (2), or the process crashed
 
 
+def fingerprint(module: Module) -> str:
+    """sha256 of the module's source and of every test file it is run against: a stored run is current while it holds."""
+    digest = hashlib.sha256(module.path.read_bytes())
+    for test in module.tests:
+        path = ROOT / test
+        for item in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            digest.update(item.relative_to(ROOT).as_posix().encode() + b"\0" + item.read_bytes())
+    return digest.hexdigest()
+
+
+def record_path(module: Module) -> Path:
+    """Where the last run of a module is kept."""
+    return REPORT_DIR / ("%s.json" % module.name.replace("/", "."))
+
+
+def load_record(module: Module) -> Optional[str]:
+    """Fill module.mutants from its last run; returns why that run cannot be used, or None when it is current."""
+    path = record_path(module)
+    if not path.exists():
+        return "never run"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if "fingerprint" in data:
+        current = data["fingerprint"] == fingerprint(module)
+    else:  # a record from before fingerprints: current when written after the module and its tests last changed
+        files = [module.path] + [f for t in module.tests
+                                 for f in (sorted((ROOT / t).rglob("*.py")) if (ROOT / t).is_dir() else [ROOT / t])]
+        current = path.stat().st_mtime > max(f.stat().st_mtime for f in files)
+    if not current:
+        return "its source or tests changed since the last run"
+    for number, item in enumerate(data["mutants"]):
+        status = "survived" if item["status"] == "equivalent" else item["status"]  # re-read from the list below
+        module.mutants.append(Mutant(number, item["line"], item["source"], item["mutation"], status=status))
+    return None
+
+
 def score(module: Module) -> Dict[str, float]:
     """Counts and the score (killed, timeouts included, over mutants less equivalents)."""
     counted = [m for m in module.mutants if m.status != "invalid"]
@@ -440,6 +476,9 @@ def main(argv: List[str]) -> int:
     parser.add_argument("--jobs", type=int, default=int(os.environ.get("MUTATION_JOBS", "1")),
                         help="mutants tested at once (default 1, or MUTATION_JOBS)")
     parser.add_argument("--list", action="store_true", help="list the modules and their tests, run nothing")
+    parser.add_argument("--report", action="store_true",
+                        help="run nothing: the table of the last runs (build/mutation/), with the equivalents list as it"
+                             " is now; a module whose source or tests changed since its run must be run again")
     args = parser.parse_args(argv)
     modules, problems = load_modules([m for a in args.modules for m in a.split()])
     for problem in problems:
@@ -453,6 +492,21 @@ def main(argv: List[str]) -> int:
     equivalents = load_equivalents()
     REPORT_DIR.mkdir(parents=True, exist_ok=True)
     rows, failed, warnings = [], [], []
+    if args.report:
+        for module in modules:
+            stale = load_record(module)
+            if stale:
+                print("mutation: %s: %s: run it again (make mutation MODULES=%s)" % (module.name, stale, module.name),
+                      file=sys.stderr)
+                failed.append(module.name)
+                continue
+            warnings += mark_equivalents(module, equivalents, eligible=("survived",))
+            figures = score(module)
+            print_survivors(module)
+            if figures["score"] < module.min_score:
+                failed.append(module.name)
+            rows.append((module, figures))
+        return finish(rows, failed, warnings)
     for module in modules:
         enumerate_mutants(module)
         warnings += mark_equivalents(module, equivalents)
@@ -475,12 +529,17 @@ def main(argv: List[str]) -> int:
         if figures["score"] < module.min_score:
             failed.append(module.name)
         rows.append((module, figures))
-        (REPORT_DIR / ("%s.json" % module.name.replace("/", "."))).write_text(json.dumps({
+        record_path(module).write_text(json.dumps({
             "module": module.name, "file": module.path.relative_to(ROOT).as_posix(), "tests": module.tests,
-            "min_score": module.min_score, **figures,
+            "fingerprint": fingerprint(module), "min_score": module.min_score, **figures,
             "mutants": [{"line": m.line, "source": m.source, "mutation": m.mutation, "status": m.status,
                          **({"why": m.why} if m.why else {})} for m in module.mutants],
         }, indent=1) + "\n", encoding="utf-8")
+    return finish(rows, failed, warnings)
+
+
+def finish(rows: List[Tuple[Module, Dict[str, float]]], failed: List[str], warnings: List[str]) -> int:
+    """Print the warnings and the table; the exit status (1 when a module is below its minimum or was not run)."""
     for warning in warnings:
         print("mutation: " + warning, file=sys.stderr)
     print()
