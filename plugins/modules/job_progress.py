@@ -12,7 +12,8 @@ module: job_progress
 short_description: Wait a few seconds on a background task and report the newest line of what it writes
 version_added: 0.1.0
 description:
-  - Waits up to O(wait) seconds for the C(async) job whose C(results_file) is given to end, then returns one line
+  - >-
+    Waits up to O(wait) seconds for the C(async) job whose C(results_file) is given to end, then returns one line
     (RV(line)) - the time since the job started and the newest line of its log file (O(log)) or of a systemd
     unit's journal (O(journal_unit)), such as C(2 min 10 s: Downloading torch-2.9.1-cp311-...whl (899.7 MB)).
   - Why this exists, a pip install of a release, the launch of a large model and a probe sweep each take minutes,

@@ -18,7 +18,7 @@ description:
   - Reports unknown flags (with a guess only when a name is a near typo), flags the release removed or renamed
     with their replacement, deprecated flags, wrong types (each with its fix), choices, list shapes and JSON
     values, combinations SGLang refuses, and values SGLang accepts but that cannot start or expose the server
-    (O(server_args.mem_fraction_static) outside (0, 1), a privileged port, an open host without an API key), with
+    (C(mem_fraction_static) in O(server_args) outside (0, 1), a privileged port, an open host without an API key), with
     SGLang's own message where it has one. Every problem is reported at once; messages name the variable
     (O(variable)).
   - When the model's C(config.json) is known (O(model_config), or found in the model folder or the hub cache),
@@ -68,7 +68,8 @@ options:
     required: true
   release_map:
     description:
-      - Explicit mapping of version strings that are not releases to the release whose flags and rules they
+      - >-
+        Explicit mapping of version strings that are not releases to the release whose flags and rules they
         have, for example C({'0.5.24rc1': '0.5.23'}). Applies to O(sglang_version) and to the version the venv
         reports.
     type: dict
