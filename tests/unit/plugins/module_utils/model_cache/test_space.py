@@ -72,10 +72,17 @@ def test_existing_ancestor(tmp_path, monkeypatch):
     assert space.existing_ancestor("/") == "/"
 
 
-def test_free_bytes_is_what_an_unprivileged_writer_may_use(tmp_path):
-    """f_bavail blocks of f_frsize bytes, measured on the nearest existing folder."""
-    stat = os.statvfs(str(tmp_path))
-    assert space.free_bytes(str(tmp_path / "not" / "yet")) == stat.f_bavail * stat.f_frsize
+def test_free_bytes_is_what_an_unprivileged_writer_may_use(tmp_path, monkeypatch):
+    """f_bavail blocks of f_frsize bytes (not f_bfree, not f_bsize), measured on the nearest existing folder."""
+    asked = []
+
+    def statvfs(path):
+        asked.append(path)
+        return os.statvfs_result((8192, 4096, 100, 90, 7, 50, 40, 30, 0, 255))  # f_bsize 8192, f_frsize 4096, f_bavail 7
+
+    monkeypatch.setattr(space.os, "statvfs", statvfs)
+    assert space.free_bytes(str(tmp_path / "not" / "yet")) == 7 * 4096
+    assert asked == [str(tmp_path)]
 
 
 def test_check_space_at_the_boundary():
