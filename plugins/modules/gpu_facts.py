@@ -22,7 +22,7 @@ description:
   - A host without a GPU or without a loaded driver is not an error, it returns RV(gpu_count=0).
   - Read-only. The result is also set as the fact C(gpu_facts).
   - The facts feed P(gpufleet.sglang.gpu_tuning#role), whose NCCL policy follows the named rules of the
-    collection's NCCL over PCIe reference (C(docs/reference/nccl-pcie.md)).
+    collection's NCCL over PCIe reference (C(docs/reference/nccl-over-pcie.md)).
 author:
   - gpufleet maintainers (@gpufleet)
 options:

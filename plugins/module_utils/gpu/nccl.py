@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """NCCL / SGLang all-reduce policy: GPU facts in, environment and flag adjustments out.
 
-One pure function, ``decide_nccl_policy``, applies the rules of ``docs/reference/nccl-pcie.md`` so the gpu_tuning
+One pure function, ``decide_nccl_policy``, applies the rules of ``docs/reference/nccl-over-pcie.md`` so the gpu_tuning
 role (and its tests) can see exactly which rule fired and why. It takes the facts that the ``gpu_facts`` module
 returns and never touches the host. Rules are named by what they say (``host-bridge-needs-p2p-level``), the same
 names as the reference's headings, so a decision, a warning or a line of the environment file leads straight to
@@ -28,7 +28,7 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu.topology impor
     pair_key,
 )
 
-REFERENCE = "docs/reference/nccl-pcie.md"
+REFERENCE = "docs/reference/nccl-over-pcie.md"
 
 # The rules, in the order the reference gives them (and the order they are applied in).
 NVLINK_USES_P2P = "nvlink-uses-p2p"
@@ -376,7 +376,7 @@ def _args_text(args: Dict[str, Any]) -> str:
 def decide_nccl_policy(facts: Dict[str, Any], tp_gpus: Optional[List[int]] = None, *, tp_size: Optional[int] = None,
                        groups: Optional[Dict[str, List[int]]] = None, strict_acs: bool = False,
                        passthrough_env: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
-    """Apply the rules of docs/reference/nccl-pcie.md to GPU facts.
+    """Apply the rules of docs/reference/nccl-over-pcie.md to GPU facts.
 
     ``facts``: the ``gpu_facts`` result (``gpu_count``, ``gpus``, ``links``, ``p2p_read``, ``nvswitch``,
     ``iommu``, ``acs``, ``cpu_vendor``, ``driver_version``). The tensor-parallel group(s): ``groups``, a mapping

@@ -30,7 +30,7 @@ class GpuSpec(NamedTuple):
     bandwidth_gbs: float
     memory_gb: float
     segment: str          # data-centre, workstation or consumer
-    p2p: bool             # PCIe peer-to-peer on stock drivers (GeForce: no; docs/reference/nccl-pcie.md#which-gpus-grant-p2p)
+    p2p: bool             # PCIe peer-to-peer on stock drivers (GeForce: no; docs/reference/nccl-over-pcie.md#which-gpus-grant-p2p)
     source: str
 
 
@@ -183,7 +183,7 @@ _NV_RE = re.compile(r"^NV\d+$")
 #   NCCL inside a CUDA graph over PCIe measured 19.4 us at 4 KB and 20.3 us at 8 KB (same sglang-V100 PR #2);
 #   8x RTX 4090 NCCL all-reduce of 8 B: 40-42 us without graphs (https://github.com/NVIDIA/nccl/issues/1530).
 # - Across sockets (SYS) everything is slower: the socket link carries ~10 GB/s against ~21-26 GB/s inside one
-#   (docs/reference/nccl-pcie.md#expected-bandwidth, flashinfer PR #4870); modelled as 1.5x the PCIe figures.
+#   (docs/reference/nccl-over-pcie.md#expected-bandwidth, flashinfer PR #4870); modelled as 1.5x the PCIe figures.
 ALLREDUCE_LATENCY_US = {
     ("nvlink", "custom"): 6.0,
     ("nvlink", "nccl"): 6.0,
@@ -198,7 +198,7 @@ ALLREDUCE_SOURCES = {
 
 # Bus bandwidth of an all-reduce, GB/s, for the (small) size-dependent part of its time.
 # PCIe Gen4 x16: ~26 GB/s one hop, ~21 GB/s ring, ~10 GB/s across sockets; Gen5 about twice
-# (docs/reference/nccl-pcie.md#expected-bandwidth, from flashinfer PR #4870). NVLink: a conservative 200 GB/s
+# (docs/reference/nccl-over-pcie.md#expected-bandwidth, from flashinfer PR #4870). NVLink: a conservative 200 GB/s
 # (nccl-tests on A100/H100 NVLink report 230-480 GB/s bus bandwidth).
 PCIE_GEN4_X16_GBS = {"pcie_switch": 26.0, "pcie_host_bridge": 21.0, "pcie_cross_socket": 10.0}
 PCIE_GEN_FACTOR = {1: 0.125, 2: 0.25, 3: 0.5, 4: 1.0, 5: 2.0, 6: 4.0}

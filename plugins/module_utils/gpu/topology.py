@@ -20,7 +20,7 @@ import io
 import re
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
-# Path classes printed by ``nvidia-smi topo -m``, nearest first (docs/reference/nccl-pcie.md#path-classes).
+# Path classes printed by ``nvidia-smi topo -m``, nearest first (docs/reference/nccl-over-pcie.md#path-classes).
 # ``SOC`` is the pre-2017 spelling of ``SYS``; ``NV#`` is matched separately.
 LINK_CLASSES = ("PIX", "PXB", "PHB", "NODE", "SYS")
 _LEGACY_LINK = {"SOC": "SYS"}
@@ -284,7 +284,7 @@ def parse_memory_query(text: str) -> Dict[str, Any]:
 
 
 def nvlink_full_mesh(links: Dict[str, str], gpu_count: int, gpus: Optional[List[int]] = None) -> bool:
-    """True when every pair among ``gpus`` (default: all) is joined by NVLink (docs/reference/nccl-pcie.md#nvlink-uses-p2p)."""
+    """True when every pair among ``gpus`` (default: all) is joined by NVLink (docs/reference/nccl-over-pcie.md#nvlink-uses-p2p)."""
     members = sorted(gpus) if gpus is not None else list(range(gpu_count))
     if len(members) < 2:
         return False
@@ -293,7 +293,7 @@ def nvlink_full_mesh(links: Dict[str, str], gpu_count: int, gpus: Optional[List[
 
 def detect_nvswitch(links: Dict[str, str], gpu_count: int, hint: Optional[bool] = None,
                     nvswitch_devices: Optional[List[str]] = None) -> bool:
-    """Decide whether the GPUs talk through NVSwitch chips (which then need nvidia-fabricmanager: docs/reference/nccl-pcie.md#nvswitch-and-fabric-manager).
+    """Decide whether the GPUs talk through NVSwitch chips (which then need nvidia-fabricmanager: docs/reference/nccl-over-pcie.md#nvswitch-and-fabric-manager).
 
     Signals, strongest first: an explicit hint (NVML reporting a switch at the far end of a link, or a
     profile), NVSwitch device nodes on the host (``/dev/nvidia-nvswitch*``, ``/proc/driver/nvidia-nvswitch``),
@@ -316,7 +316,7 @@ def parse_iommu(cmdline: Optional[str], iommu_entries: Optional[List[str]]) -> D
 
     Why: with the IOMMU translating DMA (not ``iommu=pt``), peer-to-peer traffic is redirected through
     the root complex: slow, or a hang at the first all-reduce even when ``topo -p2p`` says OK
-    (docs/reference/nccl-pcie.md#acs-and-iommu, NCCL troubleshooting docs, nccl #199).
+    (docs/reference/nccl-over-pcie.md#acs-and-iommu, NCCL troubleshooting docs, nccl #199).
 
     Returns ``{"mode": "passthrough"|"translated"|"off"|"unknown", "explicit": bool, "active": bool|None,
     "units": [...], "cmdline_args": [...]}``. ``explicit`` tells whether the kernel command line chose the
@@ -400,7 +400,7 @@ def parse_cpu_vendor(cpuinfo: Optional[str]) -> str:
     """CPU vendor from ``/proc/cpuinfo``: ``intel``, ``amd``, ``arm`` or ``unknown``.
 
     Why it matters: since NCCL 2.23.4 P2P through the host bridge is on by default only on AMD hosts
-    with at most two GPUs (docs/reference/nccl-pcie.md#default-p2p-level, from ``src/graph/paths.cc``).
+    with at most two GPUs (docs/reference/nccl-over-pcie.md#default-p2p-level, from ``src/graph/paths.cc``).
     """
     for line in (cpuinfo or "").split("\n"):
         key, _sep, value = line.partition(":")

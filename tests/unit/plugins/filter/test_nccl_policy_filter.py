@@ -70,7 +70,7 @@ def test_two_a6000_behind_the_host_bridge_get_p2p_level_phb_in_the_file():
     assert "# Rules that fired: host-bridge-needs-p2p-level, debug-knobs-opt-in, env-in-unit-file\n" in text
     assert any(line.startswith("# host-bridge-needs-p2p-level: pairs ['0-1'] are PHB/NODE") for line in text.splitlines())
     assert text.splitlines()[:3] == list(plugin.HEADER)
-    assert plugin.HEADER[2] == "# rules of docs/reference/nccl-pcie.md. Host-wide /etc/nccl.conf is never used (env-in-unit-file)."
+    assert plugin.HEADER[2] == "# rules of docs/reference/nccl-over-pcie.md. Host-wide /etc/nccl.conf is never used (env-in-unit-file)."
 
 
 def test_two_geforce_4090_without_p2p_disable_p2p_and_custom_all_reduce():

@@ -70,7 +70,7 @@ from ansible_collections.gpufleet.sglang.plugins.plugin_utils import nccl_filter
 
 HEADER = ("# Managed by Ansible (gpufleet.sglang.gpu_tuning): edits here are overwritten.\n"
           "# NCCL environment for every SGLang unit (EnvironmentFile=), decided from this host's GPU topology by the\n"
-          "# rules of docs/reference/nccl-pcie.md. Host-wide /etc/nccl.conf is never used (env-in-unit-file).\n")
+          "# rules of docs/reference/nccl-over-pcie.md. Host-wide /etc/nccl.conf is never used (env-in-unit-file).\n")
 
 
 def test_env_file_exact_text():

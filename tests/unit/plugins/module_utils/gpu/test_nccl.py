@@ -44,7 +44,7 @@ def whys(policy):
 
 def test_the_rules_bases_and_tables():
     """Each rule's one-line basis, the debugging knobs, and NCCL's default P2P level, as the reference gives them."""
-    ref = "docs/reference/nccl-pcie.md#"
+    ref = "docs/reference/nccl-over-pcie.md#"
     assert nccl.BASIS == {
         "nvlink-uses-p2p": ref + "nvlink-uses-p2p: NVLink pairs already use P2P; NVSwitch boards need "
                                  "nvidia-fabricmanager at the driver's version",
@@ -249,7 +249,7 @@ def test_pass_through_overrides_and_shm_warning():
     assert policy["tagged_warnings"] == [
         "debug-knobs-opt-in: pass-through NCCL_P2P_LEVEL=SYS overrides the rules' NCCL_P2P_LEVEL=PHB",
         "debug-knobs-opt-in: NCCL_SHM_DISABLE=1 pushes single-host traffic to sockets "
-        "(docs/reference/nccl-pcie.md#p2p-and-shm-variables): almost never wanted"]
+        "(docs/reference/nccl-over-pcie.md#p2p-and-shm-variables): almost never wanted"]
     assert whys(policy)[-2] == ("debug-knobs-opt-in",
                                 "explicit pass-through of NCCL_ALGO, NCCL_DEBUG, NCCL_P2P_LEVEL, NCCL_SHM_DISABLE")
     same = decide_nccl_policy(facts(2, "PHB"), passthrough_env={"NCCL_P2P_LEVEL": "PHB", "NCCL_SHM_DISABLE": "0"})

@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""The rules of docs/reference/nccl-pcie.md as decide_nccl_policy applies them, one or more tests per rule, and the
+"""The rules of docs/reference/nccl-over-pcie.md as decide_nccl_policy applies them, one or more tests per rule, and the
 merge of several tensor-parallel groups into the one environment file a host has."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu.nccl import BASIS, RULES, decide_nccl_policy, expected_transport
 
-REFERENCE = Path(__file__).resolve().parents[5] / "docs" / "reference" / "nccl-pcie.md"
+REFERENCE = Path(__file__).resolve().parents[5] / "docs" / "reference" / "nccl-over-pcie.md"
 
 A6000 = {"name": "NVIDIA RTX A6000", "memory_total_mib": 49140, "bar1_total_mib": 65536}
 RTX4090 = {"name": "NVIDIA GeForce RTX 4090", "memory_total_mib": 24564, "bar1_total_mib": 256}
@@ -47,7 +47,7 @@ def test_every_rule_entry_has_a_one_line_basis():
     for entry in policy["rules"]:
         assert set(entry) == {"rule", "why", "basis"}
         assert entry["basis"] == BASIS[entry["rule"]] and "\n" not in entry["basis"]
-        assert entry["basis"].startswith("docs/reference/nccl-pcie.md#%s: " % entry["rule"])
+        assert entry["basis"].startswith("docs/reference/nccl-over-pcie.md#%s: " % entry["rule"])
 
 
 def test_rules_are_named_as_the_reference_headings_in_its_order():
