@@ -53,8 +53,12 @@ sanity: venv ## ansible-test sanity from a generated ansible_collections tree
 	tools/dev/sanity
 
 .PHONY: units
-units: venv lab-rootfs wheelhouse ## pytest: plugins, stand-ins, the lab tool (boots real lab hosts)
-	python -m pytest
+units: venv lab-rootfs wheelhouse sglang-cpu-venv ## pytest: plugins, stand-ins, the lab tool (boots real lab hosts), real SGLang on CPU
+	GPUFLEET_SGLANG_CPU_VENV="$$(tools/dev/sglang-cpu-venv)" python -m pytest
+
+.PHONY: sglang-cpu-venv
+sglang-cpu-venv: ## real SGLang 0.5.23 on CPU (its parser, resolver, bench client) in build/sglang-cpu/ (cached)
+	tools/dev/sglang-cpu-venv
 
 .PHONY: molecule
 molecule: venv lab-rootfs wheelhouse ## every Molecule scenario on lab hosts (SCENARIOS="a b" to pick)

@@ -13,9 +13,12 @@ It prints one JSON object: ``configs``, ``sglang_accepts`` / ``sglang_refuses``,
 ``preflight_passes_but_sglang_refuses`` (must be 0), how the refusals were caught (``caught_by_lint``,
 ``caught_by_host_check_only``, ``lint_passes_but_sglang_refuses``), ``preflight_refuses_but_sglang_accepts`` with
 ``deliberate_refusals_by_code`` (each code listed with its reason in docs/preflight.md#deliberate-refusals) and
-``undocumented_refusals`` (must be empty), and ``seconds``.
+``undocumented_refusals`` (must be empty), and ``seconds``. It exits 1 when either acceptance figure fails.
 
-    benchmarks/preflight_agreement.py [--venv PATH] [--rows]   (--rows adds every config's verdicts)
+    benchmarks/preflight_agreement.py [--venv PATH] [--rows] [--fresh]
+
+--rows adds every config's verdicts; SGLang's verdicts are kept in build/sglang-cpu/outcomes/ by the content of
+the question (configs, model files, the host-check script, the venv build), --fresh asks SGLang again.
 
 Without --venv it builds or reuses the CPU venv (tools/dev/sglang-cpu-venv; a few minutes the first time).
 """
@@ -42,12 +45,13 @@ def main() -> int:
     cli = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     cli.add_argument("--venv", help="a venv with SGLang 0.5.23 (default: tools/dev/sglang-cpu-venv)")
     cli.add_argument("--rows", action="store_true", help="also print every config's verdicts")
+    cli.add_argument("--fresh", action="store_true", help="ask SGLang again instead of reusing its kept verdicts")
     options = cli.parse_args()
     venv = options.venv or subprocess.run([str(ROOT / "tools" / "dev" / "sglang-cpu-venv")], check=True,
                                           capture_output=True, text=True).stdout.strip().splitlines()[-1]
     agreement = load_agreement()
     started = time.monotonic()
-    report = agreement.evaluate(str(Path(venv) / "bin" / "python"))
+    report = agreement.evaluate(str(Path(venv) / "bin" / "python"), fresh=options.fresh)
     out = agreement.counts(report)
     out["seconds"] = round(time.monotonic() - started, 1)
     if options.rows:

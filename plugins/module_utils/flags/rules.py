@@ -506,6 +506,34 @@ def moe_dp_layout(ctx: Any) -> list:
     return out
 
 
+@rule(until="0.5.14", requires=("enable_two_batch_overlap", "moe_a2a_backend"))
+def two_batch_overlap_needs_a2a(ctx: Any) -> list:
+    """0.5.9-0.5.14 (ServerArgs.check_server_args): no two-batch overlap without an a2a backend."""
+    if ctx.on("enable_two_batch_overlap") and ctx.get("moe_a2a_backend") in (None, "none"):
+        return [ctx.error("two_batch_overlap_without_a2a", "enable_two_batch_overlap",
+                          "When enabling two batch overlap, moe_a2a_backend cannot be 'none'.",
+                          "Two-batch overlap hides MoE all-to-all time; set %s (deepep, ...) or drop %s."
+                          % (ctx.ref("moe_a2a_backend"), ctx.ref("enable_two_batch_overlap")))]
+    return []
+
+
+@rule(since="0.5.18", until="0.5.20", requires=("enable_two_batch_overlap", "moe_a2a_backend", "enable_dp_attention"))
+def two_batch_overlap_needs_a2a_or_dp_attention(ctx: Any) -> list:
+    """0.5.18-0.5.20: without an a2a backend, two-batch overlap needs --enable-dp-attention (the DeepSeek-V4 path).
+
+    0.5.18 and 0.5.19 also accept ROCm's DSA prefill context parallel (round-robin split); on CUDA hosts that
+    exception never applies, so the lint reports it and the host check has the last word.
+    """
+    if ctx.on("enable_two_batch_overlap") and ctx.get("moe_a2a_backend") in (None, "none") \
+            and not ctx.on("enable_dp_attention"):
+        return [ctx.error("two_batch_overlap_without_a2a", "enable_two_batch_overlap",
+                          "When enabling two batch overlap without an EP a2a backend (moe_a2a_backend='none'), "
+                          "--enable-dp-attention is required (DeepSeek-V4 non-EP DP TBO path).",
+                          "Two-batch overlap hides MoE all-to-all time; without an a2a backend or attention DP there "
+                          "is nothing to overlap. Drop %s." % ctx.ref("enable_two_batch_overlap"))]
+    return []
+
+
 @rule(since="0.5.22", requires=("enable_two_batch_overlap", "moe_a2a_backend", "attn_dp_size"))
 def two_batch_overlap_needs_a2a_or_dp(ctx: Any) -> list:
     if ctx.on("enable_two_batch_overlap") and ctx.get("moe_a2a_backend") in (None, "none") \

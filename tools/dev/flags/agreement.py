@@ -13,6 +13,7 @@ tests/data/preflight_configs/models/ (its config.json; ``model_path`` is set to 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -73,21 +74,59 @@ def lint_case(args: dict, flag_table: Optional[dict] = None):
     return lint, extra
 
 
+CACHE = ROOT / "build" / "sglang-cpu" / "outcomes"
+VENV_SCRIPT = ROOT / "tools" / "dev" / "sglang-cpu-venv"
+
+
+def cpu_venv() -> Optional[str]:
+    """The real SGLang CPU venv: $GPUFLEET_SGLANG_CPU_VENV (set by `make units`), else the cached build, else None."""
+    named = os.environ.get("GPUFLEET_SGLANG_CPU_VENV")
+    if named:
+        return named
+    if (ROOT / "build" / "sglang-cpu" / "0.5.23" / ".stamp").exists():
+        done = subprocess.run([str(VENV_SCRIPT)], capture_output=True, text=True, check=True, timeout=1800)
+        return done.stdout.strip().splitlines()[-1]
+    return None
+
+
+def _cache_key(python: str, job_text: str, env: Optional[Dict[str, str]]) -> Optional[str]:
+    """Same venv build, same job, same environment: the same verdicts (SGLang's resolution is deterministic)."""
+    stamp = Path(os.path.abspath(python)).parents[1] / ".stamp"  # bin/python is a link: do not resolve it
+    if not stamp.exists():
+        return None  # only the stamped CPU venv is cached; a stand-in venv is cheap to run
+    models = [path.read_text(encoding="utf-8") for path in sorted(MODELS.rglob("config.json"))]  # read by path
+    text = "\0".join([stamp.read_text(encoding="utf-8"), OUTCOMES.read_text(encoding="utf-8"), job_text,
+                      json.dumps(env or {}, sort_keys=True)] + models)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def run_outcomes(python: str, cases: Iterable[dict], env: Optional[Dict[str, str]] = None,
-                 timeout: int = 900) -> dict:
-    """SGLang's verdicts (sglang_outcomes.py) for job cases, in one process of ``python``."""
+                 timeout: int = 900, fresh: bool = False) -> dict:
+    """SGLang's verdicts (sglang_outcomes.py) for job cases, in one process of ``python``.
+
+    The verdicts of the real CPU venv are kept in build/sglang-cpu/outcomes/ by the job's content, so the tests
+    and the benchmark that ask the same question pay SGLang's import once.
+    """
+    job_text = json.dumps({"host_check_script": preflight.HOST_CHECK_SCRIPT, "cases": list(cases)}, sort_keys=True)
+    key = _cache_key(python, job_text, env)
+    cached = CACHE / (key + ".json") if key else None
+    if cached is not None and cached.exists() and not fresh:
+        return json.loads(cached.read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory() as directory:
         job = Path(directory) / "job.json"
         out = Path(directory) / "out.json"
-        job.write_text(json.dumps({"host_check_script": preflight.HOST_CHECK_SCRIPT, "cases": list(cases)}),
-                       encoding="utf-8")
+        job.write_text(job_text, encoding="utf-8")
         run_env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONDONTWRITEBYTECODE="1")
         run_env.update(env or {})
         done = subprocess.run([python, str(OUTCOMES), str(job), str(out)], capture_output=True, text=True,
                               env=run_env, timeout=timeout, check=False)
         if done.returncode != 0 or not out.exists():
             raise RuntimeError("sglang_outcomes.py failed (rc %s): %s" % (done.returncode, done.stderr[-3000:]))
-        return json.loads(out.read_text(encoding="utf-8"))
+        result = json.loads(out.read_text(encoding="utf-8"))
+    if cached is not None:
+        CACHE.mkdir(parents=True, exist_ok=True)
+        cached.write_text(json.dumps(result), encoding="utf-8")
+    return result
 
 
 def documented_refusals() -> Dict[str, str]:
@@ -98,7 +137,7 @@ def documented_refusals() -> Dict[str, str]:
             for match in re.finditer(r"^\| `([a-z_]+)` \| (.+?) \|", section, re.M)}
 
 
-def evaluate(python: str, cases: Optional[List[dict]] = None) -> dict:
+def evaluate(python: str, cases: Optional[List[dict]] = None, fresh: bool = False) -> dict:
     """Lint every case, run SGLang and the host check in the venv, and compare."""
     cases = cases if cases is not None else load_cases()
     flag_table = table()
@@ -112,7 +151,7 @@ def evaluate(python: str, cases: Optional[List[dict]] = None) -> dict:
         if not lint.errors:
             text, dummy = render_for_report(lint)
             jobs.append({"name": "host:" + case["name"], "kind": "host", "text": text})
-    outcomes = run_outcomes(python, jobs)
+    outcomes = run_outcomes(python, jobs, fresh=fresh)
     results = outcomes["results"]
     documented = documented_refusals()
     rows = []

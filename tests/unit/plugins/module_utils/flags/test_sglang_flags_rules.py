@@ -100,6 +100,10 @@ CASES = [
     ("two_batch_overlap_needs_a2a_or_dp", "0.5.23", {"enable_two_batch_overlap": True}, None,
      "two_batch_overlap_without_a2a", "error",
      {"enable_two_batch_overlap": True, "tp_size": 2, "attn_dp_size": 2}),
+    ("two_batch_overlap_needs_a2a", "0.5.12", {"enable_two_batch_overlap": True}, None,
+     "two_batch_overlap_without_a2a", "error", {"enable_two_batch_overlap": True, "moe_a2a_backend": "deepep"}),
+    ("two_batch_overlap_needs_a2a_or_dp_attention", "0.5.20", {"enable_two_batch_overlap": True}, None,
+     "two_batch_overlap_without_a2a", "error", {"enable_two_batch_overlap": True, "enable_dp_attention": True}),
     ("overlap_with_unsupported_a2a", "0.5.23", {"enable_single_batch_overlap": True,
                                                 "moe_a2a_backend": "megamoe"}, None,
      "overlap_with_megamoe", "error", {"enable_single_batch_overlap": True, "moe_a2a_backend": "deepep"}),
@@ -197,10 +201,22 @@ def test_speculative_algorithm_choices_by_release():
     assert lint({"speculative_algorithm": "eagle"}, "0.5.23").errors == []
 
 
-def test_two_batch_overlap_rule_starts_with_attention_dp():
-    assert lint({"enable_two_batch_overlap": True}, "0.5.20").errors == []
-    assert [f["code"] for f in lint({"enable_two_batch_overlap": True}, "0.5.22").errors] == \
-        ["two_batch_overlap_without_a2a"]
+@pytest.mark.parametrize("release,message", [
+    ("0.5.9", "When enabling two batch overlap, moe_a2a_backend cannot be 'none'."),
+    ("0.5.14", "When enabling two batch overlap, moe_a2a_backend cannot be 'none'."),
+    ("0.5.16", None),  # 0.5.15-0.5.17 were not read: the host check decides
+    ("0.5.18", "When enabling two batch overlap without an EP a2a backend (moe_a2a_backend='none'), "
+               "--enable-dp-attention is required (DeepSeek-V4 non-EP DP TBO path)."),
+    ("0.5.20", "When enabling two batch overlap without an EP a2a backend (moe_a2a_backend='none'), "
+               "--enable-dp-attention is required (DeepSeek-V4 non-EP DP TBO path)."),
+    ("0.5.22", "When enabling two batch overlap without an EP a2a backend (moe_a2a_backend='none'), attention DP "
+               "(--attn-dp-size) is required (DeepSeek-V4 non-EP DP TBO path)."),
+])
+def test_two_batch_overlap_rule_by_release(release, message):
+    """Each release's own check_server_args text (read from the wheels)."""
+    found = [f["message"] for f in lint({"enable_two_batch_overlap": True}, release).errors]
+    assert found == ([message] if message else [])
+    assert lint({"enable_two_batch_overlap": True, "moe_a2a_backend": "deepep"}, release).errors == []
 
 
 def test_custom_all_reduce_needs_facts_to_judge():
