@@ -66,7 +66,7 @@ def outside_links(app, docname, source):  # noqa: ARG001
 
     def rewrite(match):
         target = match.group(1)
-        path, _, anchor = target.partition("#")
+        path, _hash, anchor = target.partition("#")
         resolved = posixpath.normpath(posixpath.join(folder, path))
         if resolved.startswith("docs/") and path.endswith(".md"):
             return match.group(0)
