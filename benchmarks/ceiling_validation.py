@@ -227,7 +227,8 @@ def evaluate(row: Dict[str, Any], shapes: Dict[str, Any], api: Dict[str, Any]) -
     measured = float(row["decode_tok_s"])
     bound = float(ceiling["tokens_per_s"])
     expected = ceiling["expected"].get("tokens_per_s")
-    out = {"id": row["id"], "class": class_of(row, graphs, par["tp"], int(ceiling["inputs"]["num_layers"] or 0)), "engine": row.get("engine"), "gpu": row.get("gpu"),
+    layers = int(ceiling["inputs"]["num_layers"] or 0)
+    out = {"id": row["id"], "class": class_of(row, graphs, par["tp"], layers), "engine": row.get("engine"), "gpu": row.get("gpu"),
            "tp": par["tp"], "measured": measured, "bound": round(bound, 2), "of_bound": round(measured / bound, 3),
            "bound_at": "accept length %g" % ceiling["accept_length"] if spec else "no speculation",
            "bound_checked": bool(not spec or accept or (spec and spec.get("num_steps"))),
@@ -353,11 +354,11 @@ def specs_bands(specs: Any) -> Dict[str, Tuple[Optional[Tuple[float, float]], st
         "dense, CUDA graphs, TP 1-2": (bands["dense"], ""),
         "dense, CUDA graphs, TP 4-8": (bands["dense_tp"], ""),
         "dense, CUDA graphs not stated": (bands["dense"], ""),
-        "dense, no CUDA graphs, one GPU": (None, "without graphs the launch overhead is the engine's own: ExLlamaV2's hand-written "
+        "dense, no CUDA graphs, one GPU": (None, ("without graphs the launch overhead is the engine's own: ExLlamaV2's hand-written "
                                                   "kernels launch few (1.2-1.7x SGLang's eager expectation), 2023 llama.cpp many "
-                                                  "(0.35-0.45x); the eager band is SGLang's own pair, see cuda_graph_pairs"),
-        "dense, no CUDA graphs, split over GPUs": (None, "launch overhead without graphs is the engine's own: 2023 vLLM and llama.cpp "
-                                                          "lose speed as GPUs are added, a fixed per-layer figure cannot follow that"),
+                                                  "(0.35-0.45x); the eager band is SGLang's own pair, see cuda_graph_pairs")),
+        "dense, no CUDA graphs, split over GPUs": (None, ("launch overhead without graphs is the engine's own: 2023 vLLM and llama.cpp "
+                                                          "lose speed as GPUs are added, a fixed per-layer figure cannot follow that")),
         "MoE, one box": (bands["moe"], ""),
         "shape unknown": (None, "no layer count: the expectation leaves out every per-layer cost, so it is optimistic by an unknown "
                                 "amount; bound checked only"),

@@ -238,7 +238,7 @@ def bench_prompts(first: int, count: int, words: int = 120) -> list:
     """``count`` distinct prompts of equal token count (the stand-in's rule: a word or one punctuation mark)."""
     import random  # pylint: disable=import-outside-toplevel
     rnd = random.Random(first)
-    return ["Request %d: %s." % (first + i, " ".join(rnd.choice(BENCH_WORDS) for _ in range(words))) for i in range(count)]
+    return ["Request %d: %s." % (first + i, " ".join(rnd.choice(BENCH_WORDS) for _word in range(words))) for i in range(count)]
 
 
 def bench_python_path(given: str) -> str:
@@ -326,9 +326,8 @@ def bench_case(python: str, bench_python: str, workdir: Path, levels, tokens: in
             prompts = bench_prompts(first, count, words)
             first += count
             dataset = workdir / ("bench-%d.jsonl" % conc)
-            dataset.write_text("".join(json.dumps({"conversations": [{"role": "user", "content": p},
-                                                                      {"role": "assistant", "content": "ok"}]}) + "\n"
-                                       for p in prompts))
+            turns = [{"conversations": [{"role": "user", "content": p}, {"role": "assistant", "content": "ok"}]} for p in prompts]
+            dataset.write_text("".join(json.dumps(turn) + "\n" for turn in turns))
             flush_cache(server.url)
             before = server_ttft(server.url)
             bench = run_bench(bench_python, server.url, model, tokenizer, dataset, count, conc, tokens, workdir / ("bench-%d.out" % conc))

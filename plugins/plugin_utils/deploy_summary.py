@@ -58,8 +58,8 @@ def probe_text(probe: Optional[Dict[str, Any]], measured: Optional[str] = None) 
         bound = str(ceiling.get("bound") or "").replace("_", " ")
         expected = ceiling.get("expected") if isinstance(ceiling.get("expected"), dict) else {}
         if _num(expected.get("tokens_per_s")) is not None:
-            text += "; expected %.1f tok/s (band %.1f-%.1f)" % (float(expected["tokens_per_s"]), float(expected.get("low") or 0.0),
-                                                               float(expected.get("high") or 0.0))
+            text += "; expected %.1f tok/s (band %.1f-%.1f)" % (
+                float(expected["tokens_per_s"]), float(expected.get("low") or 0.0), float(expected.get("high") or 0.0))
         text += "; bound %.1f tok/s%s" % (float(ceiling["tokens_per_s"]), " (%s)" % bound if bound else "")
         if efficiency is not None:
             text += ", efficiency %.0f%% of expected" % (efficiency * 100.0)

@@ -867,8 +867,8 @@ def efficiency_verdict(measured_tps: Optional[float], ceiling: Optional[Dict[str
     eff = measured_tps / float(exp_tps)
     low, high = (expected.get("band") or [NEAR_CEILING, 1.0])[:2]
     pct = eff * 100.0
-    where = "%.0f%% of the expected %.1f tok/s (band %.0f-%.0f%%; %s %.1f tok/s)" % (pct, exp_tps, low * 100, high * 100,
-                                                                                    bound_text.replace("the ", ""), bound_tps)
+    where = "%.0f%% of the expected %.1f tok/s (band %.0f-%.0f%%; %s %.1f tok/s)" % (
+        pct, exp_tps, low * 100, high * 100, bound_text.replace("the ", ""), bound_tps)
     if eff > high:
         verdict = ("%s: faster than this model of the box expects, still under the bound; more flags will not help "
                    "much; %s" % (where, remedy))

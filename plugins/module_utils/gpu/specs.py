@@ -302,8 +302,9 @@ HBM_GPUS = frozenset(("b300", "gb200", "b200", "gh200-144", "gh200", "h200", "h1
 # pair (sgl-project/sglang#1401: Llama 3 8B, 7.06 -> 9.28 ms with triton attention, 7.35 -> 8.23 ms with
 # FlashInfer, i.e. +69 and +27 us per layer). MoE layers add their routing, permutation and grouped-GEMM floor
 # (MOE_LAYER: about 100 us at batch 1, the fit to TensorRT-LLM's DeepSeek-R1 on 8 B200 and vLLM's Llama 4 Scout
-# on one B200; SGLang's own 2024 figures for DeepSeek-V2-Lite imply 140-250 us). torch.compile fuses the small kernels between the GEMMs: sgl-project/sglang#1008 (Llama 3 8B,
-# bs 1: 7.37 -> 6.42 ms) and #1497 (DeepSeek-V2-Lite: 9.21 -> 6.82 ms) remove about half of the per-layer floor.
+# on one B200; SGLang's own 2024 figures for DeepSeek-V2-Lite imply 140-250 us). torch.compile fuses the small
+# kernels between the GEMMs: sgl-project/sglang#1008 (Llama 3 8B, bs 1: 7.37 -> 6.42 ms) and #1497
+# (DeepSeek-V2-Lite: 9.21 -> 6.82 ms) remove about half of the per-layer floor.
 STEP_OVERHEAD_US = 400.0
 LAYER_OVERHEAD_US = {"graphs": 20.0, "eager": 65.0}
 MOE_LAYER_US = {"graphs": 100.0, "eager": 250.0}

@@ -89,9 +89,10 @@ def ceiling_lines(ceiling: Dict[str, Any]) -> List[str]:
                          _fmt(expected.get("tokens_per_s_no_spec"), 1)))
         if spec:
             lines.append("- Speculative cycle (%s, %s steps, %s draft tokens): verify %s ms + %s draft passes x %s ms = %s ms; speculation pays "
-                         "above accept length %s." % (spec.get("algorithm"), spec.get("num_steps"), spec.get("num_draft_tokens"),
-                                                       _fmt(spec.get("verify_ms"), 2), spec.get("draft_passes"), _fmt(spec.get("draft_pass_ms"), 2),
-                                                       _fmt(spec.get("cycle_ms"), 2), _fmt(spec.get("break_even_accept_length"), 2)))
+                         "above accept length %s." % (
+                             spec.get("algorithm"), spec.get("num_steps"), spec.get("num_draft_tokens"), _fmt(spec.get("verify_ms"), 2),
+                             spec.get("draft_passes"), _fmt(spec.get("draft_pass_ms"), 2), _fmt(spec.get("cycle_ms"), 2),
+                             _fmt(spec.get("break_even_accept_length"), 2)))
     lines += [
         "- Bound (no server beats it): **%s tok/s** at accept length %s (%s tok/s without speculation), set by %s." % (
             _fmt(ceiling.get("tokens_per_s"), 1), _fmt(ceiling.get("accept_length"), 2), _fmt(ceiling.get("tokens_per_s_no_spec"), 1),

@@ -77,7 +77,7 @@ def test_per_request_mode_opens_a_connection_for_every_request_and_times_it():
 
 def test_keep_alive_mode_times_each_connection_once_before_the_level():
     with FakeSGLang(tps=5000.0) as fake:
-        captures, _duration = ProbeClient(fake.url).run_level("/v1/completions", [body(3) for _ in range(6)], 2, "keep-alive")
+        captures, _duration = ProbeClient(fake.url).run_level("/v1/completions", [body(3) for _i in range(6)], 2, "keep-alive")
         assert fake.connections == 2
     timed = [c for c in captures if c.connect_s is not None]
     assert len(timed) == 2 and all(c.connect_s > 0 for c in timed)
