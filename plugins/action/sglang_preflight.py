@@ -69,7 +69,7 @@ def inside_collection(directory: str) -> bool:
     """Whether a directory lies in what the installed collection ships (data/, plugins/, roles/...)."""
     real = os.path.realpath(directory)
     return any(real == os.path.join(collection_root(), name) or real.startswith(os.path.join(collection_root(), name)
-                                                                               + os.sep)
+                                                                                + os.sep)
                for name in SHIPPED_FOLDERS)
 
 

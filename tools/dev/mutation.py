@@ -143,7 +143,7 @@ def load_modules(wanted: List[str]) -> Tuple[List[Module], List[str]]:
         missing = [t for t in tests if not (ROOT / t).exists()]
         if not tests or missing:
             problems.append("tests/mutation/modules.yml: %s: tests %s" % (name, "missing: " + " ".join(missing)
-                                                                           if missing else "not given"))
+                                                                          if missing else "not given"))
             continue
         operators = list(entry.get("operators") or [])
         unknown = sorted(set(operators) - set(EXTRA_OPERATORS))
@@ -547,7 +547,7 @@ def finish(rows: List[Tuple[Module, Dict[str, float]]], failed: List[str], warni
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for module, f in rows:
         print("| %s | %d | %d | %d | %d | %.1f%% | %g%% |" % (module.name, f["mutants"], f["killed"], f["equivalent"],
-                                                          f["survived"], f["score"], module.min_score))
+                                                              f["survived"], f["score"], module.min_score))
     if failed:
         print("mutation: below the minimum or not run: " + " ".join(failed))
         return 1
