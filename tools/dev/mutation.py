@@ -142,8 +142,8 @@ def load_modules(wanted: List[str]) -> Tuple[List[Module], List[str]]:
         tests = list(entry.get("tests") or [])
         missing = [t for t in tests if not (ROOT / t).exists()]
         if not tests or missing:
-            problems.append("tests/mutation/modules.yml: %s: tests %s" % (name, "missing: " + " ".join(missing)
-                                                                          if missing else "not given"))
+            why = ("missing: " + " ".join(missing)) if missing else "not given"
+            problems.append("tests/mutation/modules.yml: %s: tests %s" % (name, why))
             continue
         operators = list(entry.get("operators") or [])
         unknown = sorted(set(operators) - set(EXTRA_OPERATORS))
@@ -508,6 +508,7 @@ def main(argv: List[str]) -> int:
             rows.append((module, figures))
         return finish(rows, failed, warnings)
     for module in modules:
+        tested = fingerprint(module)  # before the run: an edit during it makes the record stale
         enumerate_mutants(module)
         warnings += mark_equivalents(module, equivalents)
         rc, seconds, names = baseline(module)
@@ -531,7 +532,7 @@ def main(argv: List[str]) -> int:
         rows.append((module, figures))
         record_path(module).write_text(json.dumps({
             "module": module.name, "file": module.path.relative_to(ROOT).as_posix(), "tests": module.tests,
-            "fingerprint": fingerprint(module), "min_score": module.min_score, **figures,
+            "fingerprint": tested, "min_score": module.min_score, **figures,
             "mutants": [{"line": m.line, "source": m.source, "mutation": m.mutation, "status": m.status,
                          **({"why": m.why} if m.why else {})} for m in module.mutants],
         }, indent=1) + "\n", encoding="utf-8")
@@ -546,8 +547,8 @@ def finish(rows: List[Tuple[Module, Dict[str, float]]], failed: List[str], warni
     print("| module | mutants | killed | equivalent | survived | score | minimum |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for module, f in rows:
-        print("| %s | %d | %d | %d | %d | %.1f%% | %g%% |" % (module.name, f["mutants"], f["killed"], f["equivalent"],
-                                                              f["survived"], f["score"], module.min_score))
+        cells = (module.name, f["mutants"], f["killed"], f["equivalent"], f["survived"], f["score"], module.min_score)
+        print("| %s | %d | %d | %d | %d | %.1f%% | %g%% |" % cells)
     if failed:
         print("mutation: below the minimum or not run: " + " ".join(failed))
         return 1

@@ -243,8 +243,8 @@ def test_each_debugging_knob_in_the_pass_through_is_noted(knob):
 
 def test_pass_through_overrides_and_shm_warning():
     """Pass-through values win, as text; an override and NCCL_SHM_DISABLE=1 are warned about; others not."""
-    policy = decide_nccl_policy(facts(2, "PHB"), passthrough_env={"NCCL_P2P_LEVEL": "SYS", "NCCL_SHM_DISABLE": 1,
-                                                                  "NCCL_ALGO": "Ring", "NCCL_DEBUG": "INFO"})
+    passthrough = {"NCCL_P2P_LEVEL": "SYS", "NCCL_SHM_DISABLE": 1, "NCCL_ALGO": "Ring", "NCCL_DEBUG": "INFO"}
+    policy = decide_nccl_policy(facts(2, "PHB"), passthrough_env=passthrough)
     assert policy["env"] == {"NCCL_P2P_LEVEL": "SYS", "NCCL_ALGO": "Ring", "NCCL_DEBUG": "INFO", "NCCL_SHM_DISABLE": "1"}
     assert policy["tagged_warnings"] == [
         "debug-knobs-opt-in: pass-through NCCL_P2P_LEVEL=SYS overrides the rules' NCCL_P2P_LEVEL=PHB",

@@ -44,8 +44,8 @@ def test_small_helpers():
 
 def test_a_lone_gpu0_header():
     """A one-GPU matrix with no affinity columns and no final newline is still a matrix."""
-    assert topo.parse_topo_matrix("\tGPU0\nGPU0\t X ") == {"gpu_count": 1, "links": {}, "affinity": {"0": {}},
-                                                           "nics": []}
+    expected = {"gpu_count": 1, "links": {}, "affinity": {"0": {}}, "nics": []}
+    assert topo.parse_topo_matrix("\tGPU0\nGPU0\t X ") == expected
 
 
 def test_a_matrix_at_the_very_end_of_the_text():
