@@ -238,6 +238,7 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.watch impo
 
 TICK_S = 0.1
 PROBE_INTERVAL_S = 0.15
+MAX_CATCH_UPS = 5  # one-shot journal reads after the exit (each some 20 ms), so a verdict never waits on them for long
 
 
 FollowJournal = Callable[..., Any]
@@ -347,7 +348,7 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
                            exit_verdict_s=self.timings.exit_verdict_s, lines_quiet_s=self.timings.lines_quiet_s)
         ready: Optional[Dict[str, Any]] = None
         settle_until = 0.0
-        caught_up = False
+        catch_ups = 0
         try:
             self.systemctl("daemon-reload")
             self.run_command(["systemctl", "reset-failed", self.unit])  # a finished crash loop's start limit would refuse the start
@@ -360,11 +361,17 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
                     watch.on_entry(entry, time.time())
                 now = time.time()
                 watch.on_unit(show_unit(self.run_command, self.unit), now)
-                if watch.exit_at is not None and not caught_up and hasattr(follower, "catch_up"):
-                    # journald tells followers late (it coalesces notifications for 250 ms): read the rest at once
-                    caught_up = True
-                    for entry in follower.catch_up():
+                if watch.exit_at is not None and hasattr(follower, "catch_up") and catch_ups < MAX_CATCH_UPS and (
+                        catch_ups == 0 or watch.verdict_due(time.time())):
+                    # journald tells followers late (it coalesces notifications for 250 ms), and can take in systemd's
+                    # exit line before the dead process's last output: read the journal at once, at the exit and again
+                    # right before the verdict, until a read brings nothing new
+                    catch_ups += 1
+                    late = follower.catch_up()
+                    for entry in late:
                         watch.on_entry(entry, time.time())
+                    if late and catch_ups > 1:
+                        continue
                 if watch.following_new_process:
                     prober.enabled.set()
                     if prober.status is not None:

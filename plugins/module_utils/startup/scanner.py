@@ -482,10 +482,12 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
             self._start_headerless(info, frame)
 
     def _systemd(self, info: LogLine) -> None:
-        """systemd's own lines about the unit: an exit before ready is fatal; never part of a traceback."""
+        """systemd's own lines about the unit: an exit before ready is fatal; never part of a traceback.
+
+        Open tracebacks stay open: journald can take in systemd's exit line while the dead process's last output is
+        still in its stream, so lines of the traceback may follow; the caller closes them (:meth:`close`).
+        """
         if is_systemd_exit(info):
-            for tb in list(self._open):  # the process is gone: whatever it printed is complete
-                self._close_traceback(tb)
             self._fail(None)
 
     def _route(self, info: LogLine) -> bool:

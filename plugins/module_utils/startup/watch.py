@@ -203,6 +203,11 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
                                 cause="timeout", hint="raise sglang_server_start_timeout if this host is slow but healthy")
         return None
 
+    def verdict_due(self, now: float) -> bool:
+        """Whether the process is gone and its verdict is due now (the module reads the journal once more first)."""
+        exit_at = self.exit_at
+        return exit_at is not None and self.http_ready_at is None and self._evidence_complete(now, exit_at)
+
     @property
     def exit_at(self) -> Optional[float]:
         """When the watch first learned that the process is gone: its unit's state or systemd's exit line."""

@@ -607,3 +607,36 @@ def test_the_exit_reads_the_journal_at_once_instead_of_waiting_for_the_follower(
     result = run(host, params_for(files))
     assert result["failure"]["cause"] == "warmup_failed" and LateFollower.caught == 1
     assert result["failure"]["error_message"].startswith("AssertionError: res=<Response [401]>")
+
+
+class SplitFollower(FakeFollower):
+    """journald took in systemd's exit line before the dead process's last output: the first read of the journal
+    ends at that line, the next one brings the rest of the traceback."""
+
+    reads = 0
+
+    def read(self, timeout):
+        time.sleep(min(timeout, 0.005))
+        return []
+
+    def catch_up(self):
+        SplitFollower.reads += 1
+        launch = self.host.launches[self.launch_index]
+        lines = [entry._replace(timestamp=time.time()) for entry in launch["lines"]]
+        exit_at = next(i for i, entry in enumerate(lines) if entry.identifier == "systemd")
+        if SplitFollower.reads == 1:
+            return lines[:4] + [lines[exit_at]]
+        if SplitFollower.reads == 2:
+            return lines[4:exit_at]
+        return []
+
+
+def test_the_journal_is_read_again_before_the_verdict_until_nothing_new_comes(files):
+    host = Host([failing_launch()])
+    host.follower = lambda unit, cursor, since_epoch, journalctl="journalctl": host.followers.append(SplitFollower(host, unit, cursor)) \
+        or host.followers[-1]
+    SplitFollower.reads = 0
+    failure = run(host, params_for(files))["failure"]
+    assert failure["cause"] == "warmup_failed" and SplitFollower.reads == 3
+    assert failure["error_message"].startswith("AssertionError: res=<Response [401]>")
+    assert failure["traceback"].splitlines()[-1].startswith("AssertionError: res=<Response [401]>")

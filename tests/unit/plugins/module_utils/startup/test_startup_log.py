@@ -58,7 +58,8 @@ CASES = [
     # --- built from SGLang's (and torch's, uvicorn's, transformers') own strings ---------------------------
     ("constructed_ready_0_5_23_journal.log", False, "ready", None, "ready", True, False, None),
     ("constructed_kv_not_enough_memory_0_5_23.log", False, "failed", "gpu_out_of_memory", "weights_loading", True, True, "TP0"),
-    ("constructed_weights_oom_torch_0_5_23.log", False, "failed", "gpu_out_of_memory", "weights_loading", True, True, "TP1"),
+    # ends with systemd's exit line: final only once the caller says the process is gone (lines of it may still follow)
+    ("constructed_weights_oom_torch_0_5_23.log", False, "failed", "gpu_out_of_memory", "weights_loading", False, True, "TP1"),
     ("constructed_language_only_encoder_urls_0_5_10.log", False, "failed", "incompatible_arguments", "process_started", False, True, None),
     ("constructed_argparse_ambiguous_0_5_23.log", False, "failed", "invalid_arguments", "process_started", True, False, None),
     ("constructed_argparse_removed_flag_0_5_23.log", False, "failed", "invalid_arguments", "process_started", True, False, None),
