@@ -68,9 +68,8 @@ def collection_tables_dir() -> str:
 def inside_collection(directory: str) -> bool:
     """Whether a directory lies in what the installed collection ships (data/, plugins/, roles/...)."""
     real = os.path.realpath(directory)
-    return any(real == os.path.join(collection_root(), name) or real.startswith(os.path.join(collection_root(), name)
-                                                                                + os.sep)
-               for name in SHIPPED_FOLDERS)
+    shipped = [os.path.join(collection_root(), name) for name in SHIPPED_FOLDERS]
+    return any(real == folder or real.startswith(folder + os.sep) for folder in shipped)
 
 
 def available_releases(directory: str, missing_ok: bool = False) -> list:

@@ -39,8 +39,8 @@ class ReleaseError(ValueError):
 
 def _map_hint(text: str, what: str) -> str:
     return ("%s is not an SGLang release, so no release's flags and rules can be assumed for it. Map it to the release "
-            "whose flags it has, e.g. %s: {'%s': '0.5.23'}, or install a release (%s)." % (what, MAP_VARIABLE, text,
-                                                                                           VERSION_VARIABLE))
+            "whose flags it has, e.g. %s: {'%s': '0.5.23'}, or install a release (%s)."
+            % (what, MAP_VARIABLE, text, VERSION_VARIABLE))
 
 
 def release_problem(text: str) -> Tuple[str, str]:

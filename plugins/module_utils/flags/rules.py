@@ -788,8 +788,8 @@ def _head_findings(ctx: Any, model: dict, flag: str, which: str) -> list:
             "tp_not_dividing_heads", flag,
             "%s has %d attention heads, which tp_size %d does not divide; SGLang accepts the flags and fails only when "
             "it loads the weights: 'AssertionError: %d is not divisible by %d'" % (which, heads, tp, heads, tp),
-            "Give %s a divisor of %d (%s)." % (ctx.ref("tp_size"), heads,
-                                               ", ".join(str(d) for d in range(1, min(heads, 16) + 1) if heads % d == 0))))
+            "Give %s a divisor of %d (%s)."
+            % (ctx.ref("tp_size"), heads, ", ".join(str(d) for d in range(1, min(heads, 16) + 1) if heads % d == 0))))
     elif kv and (tp % kv if tp >= kv else kv % tp):
         out.append(ctx.error(
             "tp_not_dividing_kv_heads", flag,

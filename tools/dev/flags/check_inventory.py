@@ -7,10 +7,10 @@ sglang==<release>`` and unzip: ``<dir>/<release>/sglang/srt/...``), walks ``serv
 ``__post_init__``'s ``_handle_*`` chain and ``check_server_args``), ``arg_groups/*.py`` (0.5.19+: the hook
 pipeline of ``resolve_once`` and ``validation_hook.check_server_args``) and the two ModelConfig checks that
 resolution reaches (``_derive_context_length``, ``_verify_quantization``), and lists each ``raise`` and
-``assert`` with SGLang's message (plus ``SpeculativeAlgorithm.from_string``, which resolution calls). ``LINT`` below
-says which lint check reproduces a message; everything else
-is left to the host check, which runs SGLang's own code. The output replaces the part of docs/preflight.md
-between the ``checks:begin`` and ``checks:end`` markers:
+``assert`` with SGLang's message (plus ``SpeculativeAlgorithm.from_string``, which resolution calls).
+``LINT`` below says which lint check reproduces a message; everything else is left to the host check, which
+runs SGLang's own code. The output replaces the part of docs/preflight.md between the ``checks:begin`` and
+``checks:end`` markers:
 
     python tools/dev/flags/check_inventory.py <dir-of-unpacked-wheels> [--write docs/preflight.md]
 """

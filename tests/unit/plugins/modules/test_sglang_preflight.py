@@ -124,8 +124,8 @@ def test_writes_the_config_once_then_leaves_it_alone(run, venv, tmp_path):
     result, out = run(server_args=clean_args(host="0.0.0.0"), secret_args={"api_key": SECRET}, venv=venv,
                       dest=str(dest))
     # /srv/models/m is not on this machine: the model checks and SGLang's resolution were skipped, and it says so.
-    assert [(f["code"], f["severity"]) for f in result["findings"]] == [("resolution_skipped", "info"),
-                                                                        ("model_config_unknown", "info")]
+    notes = [(f["code"], f["severity"]) for f in result["findings"]]
+    assert notes == [("resolution_skipped", "info"), ("model_config_unknown", "info")]
     assert result["parser"]["mode"] == "parse" and "/srv/models/m does not exist yet" in result["parser"]["resolve_skipped"]
     assert result["changed"] is True and result["written"] is True and not result.get("failed")
     assert result["parser"]["ran"] and result["parser"]["rc"] == 0
@@ -188,8 +188,8 @@ def test_parser_exception_is_reported(run, venv, tmp_path):
     table["actions"].append({"opts": ["--boom"], "dest": "boom", "default": False, "type": None, "choices": None,
                              "nargs": 0, "action": "_StoreTrueAction", "required": False, "deprecated": False})
     result, dummy = run(server_args=clean_args(boom=True), venv=venv, flag_table=table)
-    assert [(f["code"], f["flag"]) for f in result["findings"] if f["severity"] == "error"] == [("parser_refused",
-                                                                                                 "boom")]
+    errors = [(f["code"], f["flag"]) for f in result["findings"] if f["severity"] == "error"]
+    assert errors == [("parser_refused", "boom")]
 
 
 def test_parser_timeout(run, venv):

@@ -419,8 +419,8 @@ def test_rules_of_the_nearest_release_are_said():
 
 
 @pytest.mark.parametrize("word,expected", [
-    ("tp_sise", ["tp_size"]), ("TP_SIZE", ["tp_size"]), ("tp-size", ["tp_size"]), ("mem_fraction_statc",
-                                                                                   ["mem_fraction_static"]),
+    ("tp_sise", ["tp_size"]), ("TP_SIZE", ["tp_size"]), ("tp-size", ["tp_size"]),
+    ("mem_fraction_statc", ["mem_fraction_static"]),
     ("gpu_memory_utilization", []), ("model_name", []), ("attention", []), ("contxt_length", ["context_length"]),
 ])
 def test_did_you_mean_only_for_near_typos(word, expected):

@@ -40,8 +40,8 @@ def test_parser_command_is_bounded():
     assert command[:3] == ["/usr/bin/timeout", "--kill-after=5", "35"]
     assert command[3:5] == ["/v/bin/python", "-c"] and command[-4:] == ["30", "parse", "--config", "cfg/x.yaml"]
     assert pf.parser_command("/v/bin/python", "/c.yaml", 0)[0] == "/v/bin/python"
-    assert pf.parser_command("/v/bin/python", "/c.yaml", 9, mode="resolve")[-4:] == ["9", "resolve", "--config",
-                                                                                     "/c.yaml"]
+    resolve = pf.parser_command("/v/bin/python", "/c.yaml", 9, mode="resolve")
+    assert resolve[-4:] == ["9", "resolve", "--config", "/c.yaml"]
 
 
 def test_parse_only_script_is_valid_python():
