@@ -11,7 +11,7 @@ from sglang._standin.profile import load_profile
 
 TEXT = load_profile("test-fast")
 VLM = {**TEXT, "model": {**TEXT["model"], "architecture": "Qwen2VLForConditionalGeneration", "multimodal": True}}
-CASES = ROOT.parent / "shared" / "reference" / "sglang-0.5.23-validation-cases.json"
+CASES = ROOT / "tests" / "unit" / "plugins" / "module_utils" / "data" / "flags" / "validation_cases_0.5.23.json"
 
 
 def args_for(release, *argv):
@@ -189,12 +189,9 @@ COMPARED = ("speculative_algorithm", "speculative_num_steps", "speculative_eagle
 
 
 def recorded_cases():
-    if not CASES.is_file():
-        return []
     return sorted(json.loads(CASES.read_text()).items())
 
 
-@pytest.mark.skipif(not CASES.is_file(), reason="shared reference data not beside the checkout")
 @pytest.mark.parametrize("name,case", recorded_cases())
 def test_recorded_0_5_23_case(name, case):
     argv = [a for a in case["argv"] if a not in ("--device", "cuda")][2:]  # drop --model-path X and --device
@@ -214,3 +211,71 @@ def test_recorded_0_5_23_case(name, case):
             assert message in ours, f"{name}: missing log line {message!r}; ours: {ours}"
     for key in COMPARED:
         assert str(args.get(key)) == case["resolved"][key], f"{name}: {key}"
+
+
+# --- model-dependent checks (the model's config.json at the model path, as real SGLang reads it) ------------
+
+
+def model_profile(tmp_path, **config):
+    """TEXT with a config.json folder applied, as the stand-in's server does for a real model path."""
+    from sglang._standin.profile import model_from_path  # pylint: disable=import-outside-toplevel
+
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    return model_from_path(TEXT, str(tmp_path))
+
+
+def test_context_length_above_the_models_maximum(tmp_path, monkeypatch):
+    profile = model_profile(tmp_path, architectures=["Qwen2ForCausalLM"], max_position_embeddings=32768,
+                            rope_scaling={"type": "yarn", "factor": 4.0})  # transformers 5: the factor does not count
+    assert fails("0.5.23", "--context-length", "40000", profile=profile).startswith(
+        "ValueError: Warning: User-specified context_length (40000) is greater than the derived context_length (32768).")
+    assert run("0.5.23", "--context-length", "32768", profile=profile)[0]["context_length"] == 32768
+    overridden = ("--json-model-override-args", '{"max_position_embeddings": 65536}', "--context-length", "40000")
+    assert run("0.5.23", *overridden, profile=profile)[0]["context_length"] == 40000
+    monkeypatch.setenv("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "1")
+    assert run("0.5.23", "--context-length", "40000", profile=profile)[0]["context_length"] == 40000
+
+
+def test_json_model_override_args_are_parsed_as_json():
+    with pytest.raises(json.JSONDecodeError):
+        run("0.5.23", "--json-model-override-args", "{bad")
+    with pytest.raises(AttributeError, match="'list' object has no attribute 'items'"):
+        run("0.5.23", "--json-model-override-args", "[1, 2]")
+
+
+def test_encoder_disaggregation_reads_the_architecture_of_the_config(tmp_path):
+    text = model_profile(tmp_path, architectures=["LlamaForCausalLM"], max_position_embeddings=8192)
+    assert fails("0.5.23", "--encoder-only", profile=text).startswith(
+        "ValueError: Model type LlamaForCausalLM is not supported for encoder disaggregation.")
+    assert run("0.5.9", "--encoder-only", profile=text)  # 0.5.9 has no architecture check
+
+
+def test_quantization_against_the_checkpoint(tmp_path):
+    awq = model_profile(tmp_path, architectures=["Qwen2ForCausalLM"], quantization_config={"quant_method": "awq"})
+    assert fails("0.5.23", "--quantization", "fp8", profile=awq) == (
+        "ValueError: Quantization method specified in the model config (awq) does not match the quantization method "
+        "specified in the `quantization` argument (fp8).")
+    assert run("0.5.23", "--quantization", "awq", profile=awq)
+
+
+def test_parallel_layout_assertions():
+    assert fails("0.5.23", "--tp-size", "4", "--moe-dp-size", "3") == \
+        "AssertionError: tp_size must be divisible by moe_dp_size"
+    assert fails("0.5.23", "--tp-size", "4", "--attn-cp-size", "3") == \
+        "AssertionError: tp_size must be divisible by attn_cp_size"
+    assert fails("0.5.23", "--tp-size", "4", "--ep-size", "2", "--moe-runner-backend", "flashinfer_cutlass") == \
+        "AssertionError: The expert parallel size must be 1 or the same as the tensor parallel size"
+    assert fails("0.5.23", "--retraction-policy", "priority") == \
+        "ValueError: --retraction-policy priority requires --enable-priority-scheduling"
+
+
+def test_removed_prefill_backend_and_unknown_log_level_fail_like_sglang(capsys):
+    parser = flagtable.build_parser("0.5.23")
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--model-path", "/m", "--cuda-graph-backend-prefill", "tc_piecewise"])
+    assert "argument --cuda-graph-backend-prefill: tc_piecewise was removed; select breakable, full, or disabled" in \
+        capsys.readouterr().err
+    from sglang._standin import logs  # pylint: disable=import-outside-toplevel
+
+    with pytest.raises(AttributeError, match="module 'logging' has no attribute 'VERBOSE'"):
+        logs.configure_basic("verbose")
