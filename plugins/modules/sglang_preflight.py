@@ -117,7 +117,8 @@ options:
   facts:
     description:
       - Host facts for the hardware rules, all optional. C(gpu_p2p) (bool) false warns when custom all-reduce
-        stays on; C(service_user) (str) is the account the service runs as, for the privileged-port rule.
+        stays on; C(service_user) (str) is the account the service runs as, for the privileged-port rule (unknown
+        counts as unprivileged); C(environment) (dict, default O(service_env)) holds the service's variables.
     type: dict
     default: {}
   fail_on:
