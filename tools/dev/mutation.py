@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright: gpufleet.sglang contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
@@ -163,8 +162,8 @@ def changed_lines(original: str, mutated: str) -> Tuple[int, str, str]:
     changes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
     if not changes:
         return (0, "", "")
-    removed = [s.strip() for _, i1, i2, _, _ in changes for s in old[i1:i2]]
-    added = [s.strip() for _, _, _, j1, j2 in changes for s in new[j1:j2]]
+    removed = [s.strip() for op in changes for s in old[op[1]:op[2]]]
+    added = [s.strip() for op in changes for s in new[op[3]:op[4]]]
     return (changes[0][1] + 1, "\n".join(removed), "\n".join(added))
 
 
@@ -368,7 +367,7 @@ def baseline(module: Module) -> Tuple[int, float, List[str]]:
             break
         chunks.append(chunk)
     os.close(read_fd)
-    _, status = os.waitpid(pid, 0)
+    status = os.waitpid(pid, 0)[1]
     seconds = time.monotonic() - start
     names = json.loads(b"".join(chunks).decode() or "[]")
     return os.waitstatus_to_exitcode(status), seconds, names
@@ -398,7 +397,7 @@ def run_mutants(module: Module, timeout: float, jobs: int) -> None:
             continue
         if pid not in running:
             continue
-        mutant, _ = running.pop(pid)
+        mutant = running.pop(pid)[0]
         code = os.waitstatus_to_exitcode(status)
         if code == 0:
             mutant.status = "survived"

@@ -147,6 +147,7 @@ def test_passthrough_option():
     ({"tp_size": "2.0"}, "tp_size must be a whole number >= 1, not '2.0'"),
     ({"dp_size": 2, "nnodes": 2, "tp_size": 2}, "dp_size 2 across 2 nodes: SGLang refuses --dp-size > 1 across nodes "
                                                 "(docs/reference/sglang.md#multi-node-and-shutdown)"),
+    ({"tp_size": 3, "nnodes": 2}, "tp_size 3 does not split over 2 nodes (SGLang refuses it)"),
 ])
 def test_placement_values_refused_exactly(args, message):
     """Each option below its least value or not a whole number, and DP across nodes."""
@@ -159,6 +160,8 @@ def test_placement_values_refused_exactly(args, message):
     ({"tp_size": 2.0, "base_gpu_id": "3"}, [[3, 4]]),
     ({"tp_size": 2, "dp_size": 2, "enable_dp_attention": True}, [[0, 1]]),
     ({"tp_size": 2, "dp_size": 2, "enable_dp_attention": " On "}, [[0, 1]]),
+    ({"tp_size": 2, "dp_size": 2, "enable_dp_attention": "1"}, [[0, 1]]),
+    ({"tp_size": 2, "dp_size": 2, "enable_dp_attention": "YES"}, [[0, 1]]),
     ({"tp_size": 2, "dp_size": 2, "enable_dp_attention": "no"}, [[0, 1], [2, 3]]),
     ({"tp_size": 4, "pp_size": 4, "nnodes": 2}, [[0, 1, 2, 3, 4, 5, 6, 7]]),
     ({"tp_size": 2, "nnodes": 4, "pp_size": 2}, [[0]]),
@@ -206,6 +209,18 @@ def test_server_groups_exact():
         "warnings": [],
         "errors": [("tp-group", "d: tp_size 8, base_gpu_id 0, gpu_id_step 1 needs GPUs [0, 1, 2, 3, 4, 5, 6, 7], but "
                                 "this host has GPUs 0-3")]}
+
+
+def test_groups_past_the_last_gpu():
+    """A group that ends one GPU past the host's last is refused; facts without a GPU count mean no GPU."""
+    out = nccl_filter.server_groups(L40S4, [{"name": "a", "args": {"tp_size": 2, "base_gpu_id": 3}}])
+    assert out["errors"] == [("tp-group", "a: tp_size 2, base_gpu_id 3, gpu_id_step 1 needs GPUs [3, 4], but this "
+                                          "host has GPUs 0-3")]
+    out = nccl_filter.server_groups({"gpus": []}, [{"name": "a"}])
+    assert out["groups"] == {} and out["errors"][0][1].startswith("a: tp_size 1, base_gpu_id 0, gpu_id_step 1 needs "
+                                                                  "GPUs [0], but this host has GPUs")
+    with pytest.raises(NcclFilterError, match="^CUDA_VISIBLE_DEVICES=0 names GPU 0, which this host lacks"):
+        visible_devices("0", {"gpus": []})
 
 
 def test_server_env_under_the_instances_env():

@@ -39,7 +39,7 @@ def test_plain_turns_subclasses_into_json_types():
     """Tagged subclasses become plain str/dict/list; tuples become lists."""
     out = yaml_dump.plain({TaggedStr("k"): (TaggedStr("v"), 1.5)})
     assert out == {"k": ["v", 1.5]}
-    assert type(next(iter(out))) is str
+    assert next(iter(out)).__class__ is str
 
 
 def test_args_yaml_exact_block():

@@ -24,8 +24,9 @@ SEPARATE = ("Run these instances on separate hosts, or set gpu_tuning_tp_gpus to
             "them (docs/gpu-host.md#several-instances-on-one-host)")
 
 
-def facts(count, link, p2p="OK", numa=None, model=A6000, **extra):
+def facts(count, link, p2p="OK", numa=None, model=None, **extra):
     """GPU facts as gpu_facts returns them; ``link``/``p2p`` one value for every pair or a pair -> value map."""
+    model = model or A6000
     pairs = ["%d-%d" % (i, j) for i, j in itertools.combinations(range(count), 2)]
     out = {"gpu_count": count,
            "gpus": [dict(model, index=i, numa_node=(numa[i] if numa else 0)) for i in range(count)],

@@ -87,6 +87,8 @@ def test_the_names_and_limits():
     (struct.pack("<Q", MAX + 1), "not a safetensors file (header length 104857601)"),
     (struct.pack("<Q", MAX), "cut inside its header (0 of 104857600 header bytes)"),
     (struct.pack("<Q", 3) + b"{}", "cut inside its header (2 of 3 header bytes)"),
+    (struct.pack("<Q", 1) + b"{", "unreadable safetensors header: Expecting property name enclosed in double quotes: "
+                                  "line 1 column 2 (char 1)"),
     (struct.pack("<Q", 2) + b"[]", "unreadable safetensors header: not a JSON object"),
     (struct.pack("<Q", 4) + b"nope", "unreadable safetensors header: Expecting value: line 1 column 1 (char 0)"),
 ])
@@ -111,6 +113,7 @@ def test_data_end_is_the_largest_end_offset():
               "a": {"data_offsets": [0, 10]}, "junk": "x", "none": {}, "null": {"data_offsets": None}}
     assert verify.safetensors_data_end(header) == 30
     assert verify.safetensors_data_end({}) == 0
+    assert verify.safetensors_data_end({"a": {}, "b": {"data_offsets": []}}) == 0
 
 
 def test_inspect_safetensors_reads_only_the_header(tmp_path):
@@ -126,6 +129,9 @@ def test_inspect_safetensors_reads_only_the_header(tmp_path):
     (struct.pack("<Q", 0) + b"{}", "not a safetensors file (header length 0)"),
     (struct.pack("<Q", MAX + 1) + b"{}", "not a safetensors file (header length 104857601)"),
     (struct.pack("<Q", 10) + b"{}", "cut inside its header (2 of 10 header bytes)"),
+    (struct.pack("<Q", 1) + b"{", "unreadable safetensors header: Expecting property name enclosed in double quotes: "
+                                  "line 1 column 2 (char 1)"),
+    (struct.pack("<Q", MAX) + b"{}", "cut inside its header (2 of 104857600 header bytes)"),
 ])
 def test_inspect_safetensors_errors(tmp_path, blob, message):
     """A file too short, of the wrong kind or cut in its header says so without reading further."""
@@ -254,6 +260,17 @@ def test_shard_problems_word_for_word(tmp_path):
     assert problems(tmp_path)[0] == (S1, "tensors", "lacks 2 tensor(s) the index puts there, e.g. a.weight, b.weight")
 
 
+def test_every_bad_shard_is_reported(tmp_path):
+    """A missing or unreadable shard does not stop the check of the shards after it."""
+    root = str(tmp_path)
+    sizes = model(root)
+    os.unlink(os.path.join(root, S1))
+    write_shard(os.path.join(root, S2), {"c.weight": 4}, cut=sizes[S2] - 1)
+    assert [(f, k) for f, k, d in problems(tmp_path) if d] == [(S1, "missing"), (S2, "truncated")]
+    (tmp_path / S1).write_bytes(b"\x01")
+    assert [(f, k) for f, k, d in problems(tmp_path) if d] == [(S1, "truncated"), (S2, "truncated")]
+
+
 def test_many_absent_tensors_show_three(tmp_path):
     """The message names the first three missing tensors, sorted, and counts them all."""
     root = str(tmp_path)
@@ -279,8 +296,8 @@ def test_the_expected_listing(tmp_path):
         ("merges.txt", "truncated", "truncated: 3 of 5 bytes"),
         (S1, "truncated", "truncated: %d of %d bytes" % (sizes[S1], sizes[S1] + 1)),
         (S2, "missing", "missing (named in model.safetensors.index.json)")]
-    assert problems(tmp_path, expected={S2: 4, "merges.txt": "3"}) == [
-        (S2, "missing", "missing (named in model.safetensors.index.json)")]
+    assert problems(tmp_path, expected={S2: 4, "merges.txt": "3", "zz.json": 1}) == [
+        (S2, "missing", "missing (named in model.safetensors.index.json)"), ("zz.json", "missing", "missing")]
 
 
 def test_checksums(tmp_path):
@@ -292,7 +309,8 @@ def test_checksums(tmp_path):
     assert problems(tmp_path, checksums={"merges.txt": good}) == []
     assert problems(tmp_path, checksums={"merges.txt": "0" * 64}) == [
         ("merges.txt", "checksum", "sha256 %s, expected %s" % (good, "0" * 64))]
-    assert problems(tmp_path, checksums={"absent.txt": "0" * 64}) == []
+    assert problems(tmp_path, checksums={"absent.txt": "0" * 64, "merges.txt": "1" * 64}) == [
+        ("merges.txt", "checksum", "sha256 %s, expected %s" % (good, "1" * 64))]
     assert problems(tmp_path, expected={"merges.txt": 4}, checksums={"merges.txt": "0" * 64}) == [
         ("merges.txt", "truncated", "truncated: 3 of 4 bytes")]
 
@@ -303,7 +321,7 @@ def test_problems_are_sorted_by_file_then_kind(tmp_path):
     model(root, tokenizer=None)
     os.unlink(tmp_path / "config.json")
     write_shard(os.path.join(root, S1), {"a.weight": 10})
-    found = [(f, k) for f, k, _ in problems(tmp_path)]
+    found = [(f, k) for f, k, detail in problems(tmp_path) if detail]
     assert found == [("config.json", "missing"), (S1, "tensors"), ("tokenizer", "missing")]
 
 
@@ -332,10 +350,16 @@ def test_normalize_modes_counts_what_it_changed(tmp_path):
     os.chmod(root, 0o700)
     os.symlink("g", str(root / "link"))
     assert verify.normalize_modes(str(root)) == 3
+    for n in range(8):  # links are skipped, and the files beside them still done, whatever the listing order
+        os.symlink("..", str(root / "d" / ("dirlink%d" % n)))
+        (root / "d" / ("f%d" % n)).write_text("x")
+        os.chmod(root / "d" / ("f%d" % n), 0o600)
+    assert verify.normalize_modes(str(root)) == 8
+    assert {stat.S_IMODE(os.stat(root / "d" / ("f%d" % n)).st_mode) for n in range(8)} == {0o644}
     modes = {p: stat.S_IMODE(os.stat(root / p).st_mode) for p in (".", "d", "d/f", "g")}
     assert modes == {".": 0o755, "d": 0o755, "d/f": 0o644, "g": 0o644}
     assert verify.normalize_modes(str(root)) == 0
-    assert verify.normalize_modes(str(root), file_mode=0o640, dir_mode=0o750) == 4
+    assert verify.normalize_modes(str(root), file_mode=0o640, dir_mode=0o750) == 12
     assert stat.S_IMODE(os.stat(root / "d" / "f").st_mode) == 0o640
     assert stat.S_IMODE(os.stat(root).st_mode) == 0o750
 
