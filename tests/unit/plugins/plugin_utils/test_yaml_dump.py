@@ -59,3 +59,5 @@ def test_args_yaml_exact_block():
     assert yaml_dump.SERVER_ARGS_KEY == "sglang_server_args"
     assert yaml_dump.args_yaml({"x": 1}, key="other") == "other:\n  x: 1\n"
     assert yaml_dump.args_yaml({"long": "v" * 120}) == "sglang_server_args:\n  long: %s\n" % ("v" * 120)
+    words = "w " * 60 + "end"
+    assert yaml_dump.args_yaml({"words": words}) == "sglang_server_args:\n  words: %s\n" % words  # not folded at 80
