@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python
 """Replay one real SGLang startup log as a systemd unit's process would print it (benchmarks/launch_verdict.py).
 
 Runs on a lab host as the main process of ``sglang-replay.service``. It prints the log's lines to stdout, each
