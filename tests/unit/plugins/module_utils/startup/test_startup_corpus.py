@@ -26,7 +26,7 @@ SUCCESS = ("ready", "ready_runtime_error", "ready_shutdown")
 with open(os.path.join(CORPUS, "corpus.json"), encoding="utf-8") as _handle:
     ROWS = json.load(_handle)
 DEV = [row for row in ROWS if row["split"] in ("dev", "constructed")]
-TEST = [row for row in ROWS if row["split"] == "test"]
+TEST = [row for row in ROWS if row["split"] == "opened"]
 # The test split's failed starts whose cause the one measurement found right (12 of 21).
 TEST_RIGHT = frozenset((
     "097_model_unavailable_hf_repo_id_with_branch_suffix_gptq_mar2024.log",
@@ -67,7 +67,7 @@ def test_the_corpus_is_whole_and_sourced():
     for name in files:
         assert name in sources, name
     for row in ROWS:
-        assert row["cause"] in CAUSES + SUCCESS and row["split"] in ("dev", "test", "constructed")
+        assert row["cause"] in CAUSES + SUCCESS and row["split"] in ("dev", "opened", "test", "constructed")
         assert (row["outcome"] in SUCCESS) == (row["cause"] in SUCCESS)
         assert row["file"].startswith("constructed_") == (row["split"] == "constructed")
     assert len([row for row in ROWS if not row["file"].startswith("constructed_")]) >= 120
