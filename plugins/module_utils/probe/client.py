@@ -40,6 +40,7 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.probe.stream impor
     COMPACT_OVER,
     COMPACT_TAIL,
     StreamCapture,
+    sse_payload,
 )
 
 CONNECTION_MODES = ("keep-alive", "per-request")
@@ -330,14 +331,9 @@ class _LineSplitter:
             end = find(b"\n", start)
             if end < 0:
                 break
-            line = self._line(view[start:end])
+            payload = sse_payload(self._line(view[start:end]))
             start = end + 1
-            if line[:5] == b"data:":
-                payload = line[5:]
-                if payload[:1] == b" ":
-                    payload = payload[1:]
-                if payload[-1:] == b"\r":
-                    payload = payload[:-1]
+            if payload is not None:
                 out.append(payload)
         if start < len(data):
             self._piece(view[start:])

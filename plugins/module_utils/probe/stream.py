@@ -292,6 +292,21 @@ def timing_from_capture(capture: StreamCapture, endpoint: str, requested_tokens:
                          connect=capture.connect_s)
 
 
+def sse_payload(line: bytes) -> Optional[bytes]:
+    """The payload of one SSE line without its ``\\n``, or None for a comment (``:``), another field or a blank.
+
+    ``data: <payload>`` and ``data:<payload>`` are both SSE; a ``\\r`` left by a ``\\r\\n`` line end is dropped.
+    """
+    if line[:5] != b"data:":
+        return None
+    payload = line[5:]
+    if payload[:1] == b" ":
+        payload = payload[1:]
+    if payload[-1:] == b"\r":
+        payload = payload[:-1]
+    return payload
+
+
 def split_sse(buffer: bytes) -> Tuple[List[bytes], bytes]:
     """Split a byte buffer into complete ``data:`` payloads and the unfinished tail.
 
@@ -300,13 +315,5 @@ def split_sse(buffer: bytes) -> Tuple[List[bytes], bytes]:
     """
     lines = buffer.split(b"\n")
     tail = lines.pop()
-    payloads = []
-    for raw in lines:
-        if raw[:5] == b"data:":
-            payload = raw[5:]
-            if payload[:1] == b" ":
-                payload = payload[1:]
-            if payload[-1:] == b"\r":
-                payload = payload[:-1]
-            payloads.append(payload)
+    payloads = [payload for payload in map(sse_payload, lines) if payload is not None]
     return payloads, tail

@@ -11,6 +11,7 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.probe.stream impor
     StreamCapture,
     parse_chunk,
     split_sse,
+    sse_payload,
     timing_from_capture,
 )
 
@@ -170,3 +171,11 @@ def test_split_sse_keeps_the_unfinished_tail_and_skips_comments():
     assert tail == b"data: [DO"
     payloads, tail = split_sse(tail + b"NE]\n\n")
     assert payloads == [b"[DONE]"] and tail == b""
+
+
+@pytest.mark.parametrize("line, payload", [
+    (b"data: x", b"x"), (b"data:x", b"x"), (b"data:  x", b" x"), (b"data: x\r", b"x"), (b"data: x\r\r", b"x\r"),
+    (b"data:", b""), (b"data: ", b""), (b": keep-alive", None), (b"event: x", None), (b"", None), (b" data: x", None),
+])
+def test_sse_payload_takes_one_space_and_one_carriage_return(line, payload):
+    assert sse_payload(line) == payload
