@@ -56,15 +56,17 @@ EXAMPLES = r"""
     wait: 10
     results_file: "{{ job.results_file }}"
   register: watch
-  loop: "{{ range(0, 360) | list }}"
+  # one pass per 10 s wait, for up to an hour, and out of the loop as soon as the job has ended
+  loop: "{{ range(0, 3600 // 10 + 2) | list }}"
   loop_control:
-    label: "{{ watch.line | default('') }}"
-    break_when: watch.finished | default(false)
+    label: "Qwen/Qwen3-0.6B: {{ watch.line | default('starting') }}"
+    break_when:
+      - watch.finished | default(false)
 """
 
 RETURN = r"""
 line:
-  description: One line for a person.
+  description: The download's progress in one line for a person (files, bytes, rate, time left).
   returned: always
   type: str
   sample: "3/10 files, 12.1 GB of 55.0 GB (22%), 96.0 MB/s, 8 min left"
