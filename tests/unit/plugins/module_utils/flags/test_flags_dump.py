@@ -23,6 +23,13 @@ def test_the_command_runs_the_script_with_its_timeout():
     assert dump.dump_command("/venv/bin/python", 60) == ["/venv/bin/python", "-c", dump.DUMP_SCRIPT, "60"]
 
 
+def test_the_script_given_to_python_is_python_that_prints_the_marked_table():
+    script = dump.dump_command("/venv/bin/python", 60)[2]
+    compile(script, "<dump>", "exec")
+    assert 'print("GPUFLEET_FLAG_TABLE=" + json.dumps(table' in script
+    assert "signal.alarm(int(sys.argv[1])" in script
+
+
 def test_the_outer_timeout_leaves_the_script_five_seconds_and_kills_five_after():
     assert dump.dump_command("/venv/bin/python", 60, "/usr/bin/timeout") == [
         "/usr/bin/timeout", "--kill-after=5", "65", "/venv/bin/python", "-c", dump.DUMP_SCRIPT, "60"]
