@@ -53,6 +53,10 @@ CAUSES = (
 # Build and kernel tools a JIT compile runs; named here once.
 _TOOLS = r"(?:ninja|nvcc|gcc|g\+\+|cc|c\+\+|clang|clang\+\+|ptxas|cicc|fatbinary|nvlink|hipcc|ld)"
 
+# An assertion raised in a model's weight loader (a rule below, and its hint).
+_WEIGHT_LOADER_ASSERT_RE = re.compile(
+    r"File \"[^\"\n]*\", line \d+, in (?:weight_loader\w*|load_weights?\w*)\n(?:[ \t^~][^\n]*\n)*AssertionError\b")
+
 # How much a rule's match says. ROOT: the cause itself. SURFACE: where a failure surfaced (a capture that failed),
 # true but general: a ROOT cause found in other evidence wins. HINT: a sign rather than a statement (a keyword, a
 # signature error, a frame): it decides only when nothing else does, and a line outside a traceback that only
@@ -100,6 +104,8 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
     ("package_mismatch", re.compile(
         r"undefined symbol: |Could not load any common_ops library|No module named '[\w.]+'"
         r"|cannot import name '\w+' from|cannot open shared object file"
+        # torch.ops.<package> has no such op: the compiled kernel package is of another version than its Python side
+        r"|'_OpNamespace' '\w+' object has no attribute"
         r"|(?:sgl[-_]kernel|flashinfer|vllm|torch|transformers|triton|xgrammar)\S*[^\n]{0,60}version mismatch", re.I), ROOT),
     ("peer_rank_lost", re.compile(
         r"gloo/transport/tcp/pair\.cc:\d+\] Connection|Connection was likely closed\. Did the remote server shutdown or crash"
@@ -135,7 +141,12 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"DistStoreError|DistNetworkError|TCPStore|Timed out initializing process group|store_based_barrier"
         r"|Rendezvous\w*Error|\[c10d\][^\n]{0,200}(?:timed out|timeout|Connection refused)|socketStartConnect"
         r"|init_process_group[^\n]{0,200}(?:timed out|timeout|refused)|Gloo connectFullMesh failed"
-        r"|wait timeout after \d+ms, keys:", re.I), ROOT),
+        r"|wait timeout after \d+ms, keys:"
+        # DeepEP's buffer sets up NVSHMEM across the ranks (and nodes): a failure there is the ranks not meeting
+        r"|\bnvshmem\w*\([^\n]*\)[^\n]{0,40}== 0'|NVSHMEM (?:ERROR|error)|nvshmem\w* (?:failed|error)"
+        r"|deep_ep/buffer\.py\", line \d+, in __init__\n(?:[ \t^~][^\n]*\n)*[\w.]*(?:Error|Exception)\b"
+        # 0.1-era SGLang: the router reached its TP workers over rpyc, whose call timed out
+        r"|AsyncResultTimeout|rpyc[^\n]*\n(?:[ \t^~][^\n]*\n)*[\w.]*TimeoutError: result expired", re.I), ROOT),
     ("host_resource_error", re.compile(
         r"Fatal Python error: Bus error|Bus error \(core dumped\)|\bSIGBUS\b|exit code:? 135\b|Exit code: -7\b"
         r"|\[Errno 12\] Cannot allocate memory|\[Errno 28\] No space left on device|\[Errno 24\] Too many open files"
@@ -146,7 +157,13 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"(?:custom_all_reduce(?:_utils)?|cuda_wrapper)\.py\", line \d+, in \w+\n(?:[ \t^~][^\n]*\n)*[\w.]*(?:Error|Exception)\b"), HINT),
     ("cuda_graph_capture_failed", re.compile(
         r"Capture (?:cuda|CUDA) graph failed|cuda_graph_runner\.py|CudaGraphRunner|cudaStreamCaptureStatus"
-        r"|operation not permitted when stream is capturing|during CUDA graph capture", re.I), SURFACE),
+        r"|operation not permitted when stream is capturing|during CUDA graph capture"
+        # torch.compile runs inside SGLang's graph capture (enable_torch_compile, piecewise graphs)
+        r"|File \"[^\"\n]*torch/_(?:dynamo|inductor)/|torch\._dynamo\.exc\.\w+|BackendCompilerFailed"
+        r"|You can suppress this exception and fall back to eager"
+        # the custom all-reduce registers the captured graphs' buffers: none means the capture failed (its error
+        # can be hidden, sgl-project/sglang PR 11275)
+        r"|Registering 0 cuda graph addresses", re.I), SURFACE),
     ("unsupported_model_architecture", re.compile(
         r"Model architectures? \[[^\]]*\] (?:are|is) not supported|does not recognize this architecture"
         r"|Unsupported (?:model )?architecture|No model architectures? (?:are )?specified"
@@ -162,6 +179,10 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"speculative|eagle_worker|EAGLEWorker|draft_worker|DraftWorker|draft_model|draft model|multi_layer_eagle"
         r"|ngram_worker|eagle_utils|\bMTP\b|\bNextN\b|_nextn\b|\w+_nextn\.py"
         r"|KeyError: 'midlayer\.", re.I), HINT),  # EAGLE3 heads name their one layer ``midlayer``
+    # An assertion in the model's weight loader (a parameter's shape, a name): the checkpoint is not one this
+    # implementation of the model can read (a quantized or converted variant it does not support). After the
+    # speculative rule: in a draft model's loader it is the draft's checkpoint.
+    ("unsupported_model_architecture", _WEIGHT_LOADER_ASSERT_RE, ROOT),
     # Weak signs, after every specific rule: one package called another with the signature of another version.
     ("package_mismatch", re.compile(
         r"TypeError: [^\n]*(?:got an unexpected keyword argument|missing \d+ required positional argument"
@@ -185,12 +206,17 @@ _UNRECOGNIZED_RE = re.compile(r"unrecognized arguments: (?P<args>.+)$")
 _AMBIGUOUS_RE = re.compile(r"ambiguous option: (?P<opt>\S+) could match (?P<choices>.+)$")
 _INVALID_CHOICE_RE = re.compile(r"argument (?P<opt>--[\w-]+)(?:/[\w-]+)*: invalid choice: (?P<value>'[^']*')")
 _DIVISIBLE_RE = re.compile(r"\b(?P<a>\d+) is not divisible by (?:[\w ]+= ?)?(?P<b>\d+)")
-_PORT_RE = re.compile(r"\('?[\w.:\[\]-]*'?, (?P<port>\d+)(?:, \d+, \d+)?\)|port (?:at )?(?P<port2>\d+)|_port at (?P<port3>\d+)")
+_PORT_RE = re.compile(r"\('?[\w.:\[\]-]*'?, (?P<port>\d+)(?:, \d+, \d+)?\)|port (?:at )?(?P<port2>\d+)|_port at (?P<port3>\d+)"
+                      r"|tcp://[^\s'\")]*:(?P<port4>\d+)")
 _ARCH_RE = re.compile(r"Model architectures? \[(?P<arch>[^\]]*)\]")
 _HTTP_STATUS_RE = re.compile(r"Response \[(?P<status>\d{3})\]|\" (?P<status2>[45]\d\d)\b")
 _MISSING_TOOL_RE = re.compile(r"No such file or directory: '(?:[^'\n]*/)?(?P<tool>" + _TOOLS + r")'|\b(?P<tool2>" + _TOOLS
                               + r")(?:: command)?: not found|(?P<ninja>Ninja is required)")
 _MISSING_MODULE_RE = re.compile(r"No module named '(?P<module>[\w.]+)'")
+_SIGNATURE_RE = re.compile(r"got an unexpected keyword argument|missing \d+ required positional argument"
+                           r"|takes \d+ positional arguments? but \d+ (?:were|was) given")
+_SHAPE_RE = re.compile(r"must match the size of tensor|shapes cannot be multiplied|size mismatch|shape mismatch", re.I)
+_TORCH_COMPILE_RE = re.compile(r"torch/_(?:dynamo|inductor)/|torch\._dynamo|BackendCompilerFailed|fall back to eager")
 
 # Context lines that say an architecture "is not supported" only because its module failed to import (and build).
 _IMPORT_ERROR_RE = re.compile(r"Ignore import error when loading (?P<module>[\w.]+)")
@@ -209,9 +235,16 @@ def decisive(evidence: str) -> Tuple[str, Optional[str], str]:
     """The cause label of ``evidence``, the line that decided it (None for "unknown") and the rule's strength."""
     if not evidence:
         return "unknown", None, HINT
-    for cause, pattern, strength in _CAUSE_RULES:
+    for index, (cause, pattern, strength) in enumerate(_CAUSE_RULES):
         match = pattern.search(evidence)
         if match:
+            if strength == SURFACE:
+                # where it surfaced (a capture) says less than what kind of failure it was: the draft model's
+                # capture, a kernel called with another version's signature
+                for refined, refined_pattern, refined_strength in _CAUSE_RULES[index + 1:]:
+                    refined_match = refined_pattern.search(evidence) if refined_strength == HINT else None
+                    if refined_match:
+                        return refined, _line_at(evidence, refined_match.start()), HINT
             return cause, _line_at(evidence, match.start()), strength
     match = _ARGS_MSG_RE.search(evidence)
     if match:
@@ -255,8 +288,9 @@ _NOTABLE_WORDS = (
     "deep_gemm", "out of memory", "outofmemory", "not enough memory", "mem-fraction-static", "memoryallocation",
     "alloc_failed", "profiled value", "divisible", "must be", "does not match", "assert ", "nccl", "diststore",
     "distnetwork", "tcpstore", "process group", "store_based_barrier", "rendezvous", "c10d", "socketstartconnect",
-    "init_process_group", "connectfullmesh", "wait timeout", "bus error", "sigbus", "135", "exit code: -", "new thread",
-    "bad_alloc", "graph", "capturing", "architecture", "object has no attribute", "local folder", "notfounderror",
+    "init_process_group", "connectfullmesh", "wait timeout", "nvshmem", "deep_ep", "result expired", "asyncresulttimeout",
+    "bus error", "sigbus", "135", "exit code: -", "new thread", "bad_alloc", "graph", "capturing", "dynamo", "inductor",
+    "fall back to eager", "_opnamespace", "architecture", "object has no attribute", "local folder", "notfounderror",
     "gatedrepo", "hfvalidation", "repository not found", "gated repo", "client error", "does not appear to have",
     "can't load", "offlinemode", "huggingface.co", "authenticated", "cannot set --", "cannot be combined",
     "incompatible", "must differ", "mutually exclusive", "warmup", "model_info", "/generate", "/v1/",
@@ -270,7 +304,12 @@ def is_notable(line: str) -> bool:
     before a cut traceback). Such a line does not fail a start, but once the start has failed it explains it.
     """
     low = line.lower()
-    if not any(word in low for word in _NOTABLE_WORDS) or _ECHO_RE.search(line) or _HARMLESS_RE.search(line):
+    return any(word in low for word in _NOTABLE_WORDS) and notable_by_rules(line)
+
+
+def notable_by_rules(line: str) -> bool:
+    """:func:`is_notable` without its gate of words: what the rules alone say (tests hold the two equal on real logs)."""
+    if _ECHO_RE.search(line) or _HARMLESS_RE.search(line):
         return False
     cause, _line, strength = decisive(line)
     return cause != "unknown" and strength != HINT and not _IMPORT_ERROR_RE.search(line)
@@ -442,6 +481,12 @@ def _hint_oom(message: str, phase: Optional[str], evidence: str) -> Optional[str
 
 
 def _hint_architecture(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
+    if _WEIGHT_LOADER_ASSERT_RE.search(evidence):
+        return ("The checkpoint's weights do not have the shapes this SGLang's implementation of the model expects (an "
+                "assertion in its weight loader): a quantized or converted variant it cannot load (e.g. a bitsandbytes 4-bit "
+                "export of a multimodal model), or a layer that tp_size splits unevenly. Serve the original checkpoint or a "
+                "quantization this version supports for the model (FP8, AWQ, GPTQ), try another tp_size, or upgrade SGLang "
+                "(sglang_install_version).")
     match = _ARCH_RE.search(message) or _ARCH_RE.search(evidence)
     arch = match.group("arch") if match else "the model's architecture"
     return (f"This SGLang version has no implementation of {arch} (or cannot read its config): upgrade SGLang "
@@ -450,8 +495,13 @@ def _hint_architecture(message: str, phase: Optional[str], evidence: str) -> Opt
 
 def _hint_port(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
     match = _PORT_RE.search(message) or _PORT_RE.search(evidence)
-    port = (match.group("port") or match.group("port2") or match.group("port3")) if match else None
+    port = (match.group("port") or match.group("port2") or match.group("port3") or match.group("port4")) if match else None
     which = "metrics_port" if "metrics_port" in message else "port"
+    if "zmq" in evidence.lower() or "tcp://" in message:
+        where = f"port {port}" if port else "the endpoint error_message names"
+        return (f"A ZMQ socket could not bind {where}: another process holds it (an earlier server that did not stop: "
+                "ss -ltnp), or several ranks bind the same endpoint (an endpoint of kv_events_config, or another in-process "
+                "publisher, with tp_size > 1). Stop the holder, or give that endpoint a port of its own that is free.")
     if port is None:
         return "The port is already in use: stop the process that holds it or set another port in sglang_server_args."
     return (f"Port {port} is already in use: stop the process that holds it (ss -ltnp 'sport = :{port}'; often an earlier "
@@ -472,6 +522,12 @@ def _hint_jit_tool(message: str, phase: Optional[str], evidence: str) -> Optiona
 
 
 def _hint_package(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
+    if "'_OpNamespace'" in message or _SIGNATURE_RE.search(message):
+        return ("SGLang called something of another installed package (a kernel op, a layer) that it does not have, or has "
+                f"with another signature ({message.strip()[:160]}): that package (sgl-kernel, vLLM, FlashInfer) is of "
+                "another version than this SGLang. Install the versions this SGLang release pins (the sglang_install role "
+                "installs the set together; a source checkout needs the sgl-kernel of the same commit) instead of "
+                "upgrading one of them alone.")
     match = _MISSING_MODULE_RE.search(message) or _MISSING_MODULE_RE.search(evidence)
     if match and "undefined symbol" not in message:
         module = match.group("module")
@@ -505,11 +561,39 @@ _PROXY_STATUSES = ("403", "407", "502", "503", "504")
 
 
 def _hint_speculative(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
-    if message.startswith("KeyError") or "\nKeyError: " in evidence or "must match the size of tensor" in message:
+    if message.startswith("KeyError") or "\nKeyError: " in evidence or _SHAPE_RE.search(message):
         return ("The draft model's weights are not in the layout SGLang's loader expects (a weight name it does not know, or a "
                 "shape of another checkpoint): use a draft checkpoint made for SGLang and this target model (an EAGLE/EAGLE3 "
                 "head in SGLang's format, or NEXTN/MTP with the checkpoint's own layers) in speculative_draft_model_path, or "
                 "convert it; remove the speculative_* keys to confirm the base model starts.")
+    return None
+
+
+def _hint_capture(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
+    if _TORCH_COMPILE_RE.search(evidence):
+        return ("torch.compile failed inside the CUDA graph capture: drop enable_torch_compile from sglang_server_args (such "
+                "failures come with it); if the capture still fails, lower "
+                "cuda_graph_max_bs_decode (cuda_graph_max_bs before 0.5.20) or, at a large speed cost, set "
+                "cuda_graph_backend_decode: disabled (disable_cuda_graph: true before 0.5.20).")
+    if "Registering 0 cuda graph addresses" in evidence and "Traceback" not in evidence:
+        return ("The CUDA graph capture failed without printing its error (the custom all-reduce registered no graph: before "
+                "sgl-project/sglang PR 11275 its error handling could hide the real one, and the start hung): start once with "
+                "disable_custom_all_reduce: true in sglang_server_args to see the error, or upgrade SGLang; then follow the "
+                "hint for that error.")
+    return None
+
+
+def _hint_distributed(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
+    if "nvshmem" in evidence.lower() or "deep_ep" in evidence:
+        return ("DeepEP could not set up NVSHMEM between the ranks (its buffer is created while the model is built): check "
+                "the NVSHMEM that DeepEP was built with and its RDMA transport on every node (nvshmem-info -a; IBGDA needs "
+                "the NVIDIA driver's options and GPUDirect RDMA; RoCE needs the right GID index), run DeepEP's own "
+                "test_internode.py / test_low_latency.py across the nodes, or start without DeepEP (moe_a2a_backend: deepep, "
+                "enable_deepep_moe on 0.4.x, removed) to confirm the rest works.")
+    if "result expired" in evidence or "AsyncResultTimeout" in evidence:
+        return ("The router's call to its tensor-parallel workers timed out while they were still loading (0.1-era SGLang "
+                "talked to its workers over rpyc with a fixed timeout): upgrade SGLang (sglang_install_version), or load the "
+                "weights from a fast local disk (the model_cache role) so that loading ends in time.")
     return None
 
 
@@ -525,6 +609,8 @@ _HINT_DETAILS: Dict[str, Callable[[str, Optional[str], str], Optional[str]]] = {
     "invalid_arguments": _hint_invalid_arguments,
     "incompatible_arguments": _hint_incompatible_arguments,
     "parallelism_mismatch": _hint_parallelism,
+    "cuda_graph_capture_failed": _hint_capture,
+    "distributed_init_failed": _hint_distributed,
     "gpu_out_of_memory": _hint_oom,
     "unsupported_model_architecture": _hint_architecture,
     "port_in_use": _hint_port,

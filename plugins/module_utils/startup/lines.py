@@ -9,7 +9,8 @@ without a text round trip. Logs pasted from elsewhere are text, and real ones ar
 add their own prefix: ``journalctl`` in any ``short`` format (with or without the host), docker compose and
 docker's json-file driver, Kubernetes and Google Cloud Logging exports (a time, sometimes a severity), Ray actors
 (``(Actor pid=N)`` and Ray's ``[repeated Nx across cluster]`` suffix), and launchers that relay a child's
-stderr as ``date | LEVEL | stderr | line`` (FastChat, Transformer Lab). :func:`parse_line` strips whatever the
+stderr as ``date | LEVEL | stderr | line`` (FastChat, Transformer Lab), Rust ``tracing`` formatters that re-emit
+a Python logger's records (NVIDIA Dynamo). :func:`parse_line` strips whatever the
 transport added, relay inside relay. Both give the same :class:`LogLine`, so everything after this module reads
 one shape.
 
@@ -42,12 +43,15 @@ _COMPOSE_RE = re.compile(r"^(?P<svc>[A-Za-z0-9][\w.-]*) +\| ?(?P<msg>.*)$")
 _RAY_RE = re.compile(r"^\((?:(?P<actor>[\w:.-]+) )?pid=(?P<pid>\d+)(?:, ip=[\w.:]+)?\) ?(?P<msg>.*)$")
 # Ray's de-duplication suffix: ``message [repeated 7x across cluster]``.
 _RAY_REPEATED_RE = re.compile(r" \[repeated \d+x across cluster\]$")
-# Relays that put a time (and a level) before the program's own line, stripped in any combination (bounded):
+# Relays that put a time (and a level) before the program's own line, stripped in any combination (bounded): Rust's
+# ``tracing`` formatter re-emitting a Python logger's records (NVIDIA Dynamo: ``2025-11-05T01:56:54.243403Z  INFO
+# module.function: message``, the level padded to five characters),
 # Kubernetes CRI (``2025-04-05T00:01:19.209237575Z stderr F ``), ``kubectl logs --timestamps`` and Google Cloud
 # Logging exports (``ERROR 2025-04-05T00:01:19.209Z ``), and launchers relaying a child's stderr as
 # ``2025-07-02 16:41:32 | ERROR | stderr | `` (one space after the last bar is the relay's, the rest is the line's).
 _RELAY_RE = re.compile(
-    r"^(?:(?:DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL|ALERT|EMERGENCY) )?"
+    r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z {1,2}(?:TRACE|DEBUG|INFO|WARN|ERROR) [\w.:<>-]+: "
+    r"|^(?:(?:DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL|ALERT|EMERGENCY) )?"
     r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d) (?:(?:stdout|stderr) [FP] )?"
     r"|^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \| [A-Z]+ +\| [\w.-]+ \| ?"
 )

@@ -96,6 +96,8 @@ _CHAIN_RE = re.compile(
     r"|The above exception was the direct cause of the following exception:)\s*$"
 )
 # Python 3.11+ caret lines under a frame's code, and the elisions people put into pasted frames.
+# torch.compile (dynamo) ends its exception message with the model's own frames under this line.
+_USER_CODE_RE = re.compile(r"^from user code:$")
 _CODE_MARK_RE = re.compile(r"^[\s^~]*[\^~][\s^~]*$|^(?:\.{3,}|…+|\[\.\.\.\]|。+|\[Previous line repeated \d+ more times?\])$")
 # Used only to tell an unindented exception line from an unindented code line (pasted logs lose indentation).
 _EXC_LIKE_RE = re.compile(
@@ -174,7 +176,8 @@ class _Traceback:  # pylint: disable=too-many-instance-attributes
     """
 
     __slots__ = ("head", "rest", "omitted", "pid", "tags", "header_line", "fatal", "state", "blanks", "tail",
-                 "tail_lines", "last_kind", "exception_line", "part_frames", "last_line", "closed", "closed_at", "headerless")
+                 "tail_lines", "last_kind", "exception_line", "part_frames", "last_line", "closed", "closed_at", "headerless",
+                 "user_code")
 
     def __init__(self, pid: Optional[str], tags: Optional[str], header_line: Optional[str], line_no: int,
                  headerless: bool = False) -> None:
@@ -196,6 +199,7 @@ class _Traceback:  # pylint: disable=too-many-instance-attributes
         self.last_line = line_no
         self.closed = False
         self.closed_at = 0
+        self.user_code = False  # the message holds torch.compile's "from user code:" frames
 
     def append(self, text: str) -> None:
         """Add a line, first any blank lines held back; very long tracebacks keep head and tail."""
@@ -530,6 +534,9 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
             tb.state, tb.last_kind = "chain", "sep"
             return True
         frame = _FRAME_RE.match(msg)
+        if frame and tb.state == "exception" and tb.user_code:
+            tb.append(msg)  # the model's frames that torch.compile's message names: still the message
+            return True
         if frame:
             if tb.state == "exception":
                 if tb.other_process(info):
@@ -560,9 +567,11 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
         if _LOGLIKE_RE.match(text) or _MESSAGE_BREAK_RE.match(text) or tb.other_process(info):
             self._close_traceback(tb)
             return False
-        if tb.blanks == 0:
-            tb.append(msg)
+        user_code = bool(_USER_CODE_RE.match(text))
+        if tb.blanks == 0 or user_code:
+            tb.append(msg)  # (with the blank lines held before it)
             tb.last_kind = "message"
+            tb.user_code = tb.user_code or user_code
             return True
         tb.tail, tb.tail_lines = [""] * tb.blanks + [msg], [info]
         tb.blanks = 0
@@ -608,12 +617,15 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
             tb.tail.append("")
             tb.tail_lines.append(info)
             return True
-        if _CHAIN_RE.match(text):
+        if _CHAIN_RE.match(text) or _USER_CODE_RE.match(text):
             for held in tb.tail:
                 tb.append(held)
             tb.tail, tb.tail_lines = [], []
             tb.append(text)
-            tb.state, tb.last_kind = "chain", "sep"
+            if _USER_CODE_RE.match(text):
+                tb.state, tb.last_kind, tb.user_code = "exception", "message", True
+            else:
+                tb.state, tb.last_kind = "chain", "sep"
             return True
         if (_LOGLIKE_RE.match(text) or _MESSAGE_BREAK_RE.match(text) or _TB_START_RE.match(msg) or _FRAME_RE.match(msg)
                 or len(tb.tail) >= TAIL_BUFFER_LINES):

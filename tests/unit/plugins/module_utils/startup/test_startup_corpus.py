@@ -3,11 +3,12 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The scanner on the verbatim corpus of real SGLang startup logs (tests/data/startup_corpus, SOURCES.md there).
 
-The development split is where the rules were written: every log gets exactly its label, read as a pasted text and
-read as journal entries (journald drops empty lines). The test split was chosen before any rule was written and
-measured once with benchmarks/diagnosis_accuracy.py, never tuned on: what is asserted for it is what that one
-measurement found (every failed start detected, no successful start called failed, and the logs whose cause was
-right); its misses are listed in docs/startup-failure-causes.md.
+The development split is where the rules were written, and the opened split (the first test split, measured once
+at 12 of 21 failed starts right, then opened for development): every log of both gets exactly its label, read as a
+pasted text and read as journal entries (journald drops empty lines). The only exceptions are logs whose excerpt
+holds no evidence of their cause (the label comes from the thread): for those the scanner must say "unknown" rather
+than guess. The held-out test split is measured by benchmarks/diagnosis_accuracy.py --split test and never tuned
+on: here only its bookkeeping is checked, never a verdict.
 """
 
 from __future__ import annotations
@@ -26,22 +27,14 @@ SUCCESS = ("ready", "ready_runtime_error", "ready_shutdown")
 with open(os.path.join(CORPUS, "corpus.json"), encoding="utf-8") as _handle:
     ROWS = json.load(_handle)
 DEV = [row for row in ROWS if row["split"] in ("dev", "constructed")]
-TEST = [row for row in ROWS if row["split"] == "opened"]
-# The test split's failed starts whose cause the one measurement found right (12 of 21).
-TEST_RIGHT = frozenset((
-    "097_model_unavailable_hf_repo_id_with_branch_suffix_gptq_mar2024.log",
-    "099_unsupported_model_architecture_decilm_nemotron_super_49b_not_supported.log",
-    "101_warmup_failed_xinference_get_model_info_json_decode_error.log",
-    "102_kernel_compile_failed_flashinfer_jit_ninja_failed_slime_ray_repeated.log",
-    "109_cuda_graph_capture_failed_triton_smem_out_of_resources_mi300_deepseek_v2_lite_tp8.log",
-    "110_unsupported_model_architecture_phi3_unsupported_router_init_may2024.log",
-    "111_peer_rank_lost_gloo_closed_by_peer_capture_r1_2node_after_70min_load.log",
-    "113_parallelism_mismatch_hip_invalid_device_ordinal_tp8_amd_deepseek_v3.log",
-    "114_gpu_out_of_memory_not_enought_memory_router_init_mistral7b_0113.log",
-    "115_warmup_failed_warmup_403_html_missing_bracket_timestamp.log",
-    "120_nccl_error_pynccl_unhandled_system_error_markdown_mangled_4ranks.log",
-    "122_illegal_memory_access_piecewise_cuda_graph_custom_ar_tp4_qwen3_8b.log",
-))
+OPENED = [row for row in ROWS if row["split"] == "opened"]
+HELD_OUT = [row for row in ROWS if row["split"] == "test"]
+DEVELOPED = DEV + OPENED
+# Failed starts whose excerpt does not hold the evidence of their label, and why (docs/startup-failure-causes.md).
+NO_EVIDENCE = {
+    "125_port_in_use_dynamo_kv_events_zmq_publisher_tp2_tracing_relay.log":
+        "the excerpt ends at a cut 'ERROR scheduler.run_sch' line; the 'Address already in use' is in the issue's title only",
+}
 
 
 def _text(row):
@@ -73,18 +66,20 @@ def test_the_corpus_is_whole_and_sourced():
     assert len([row for row in ROWS if not row["file"].startswith("constructed_")]) >= 120
 
 
-@pytest.mark.parametrize("row", DEV, ids=_ids(DEV))
-def test_development_split_gets_its_exact_cause(row):
+@pytest.mark.parametrize("row", DEVELOPED, ids=_ids(DEVELOPED))
+def test_developed_splits_get_their_exact_cause(row):
     result = _scan(row)
     if row["outcome"] in SUCCESS:
         assert result["outcome"] != "failed" and result["cause"] is None
+    elif row["file"] in NO_EVIDENCE:
+        assert (result["outcome"], result["cause"]) == ("failed", "unknown")
     else:
         assert (result["outcome"], result["cause"]) == ("failed", row["cause"])
         assert result["hint"] and (result["error_message"] or result["fatal_line"] or result["traceback"])
 
 
-@pytest.mark.parametrize("row", DEV, ids=_ids(DEV))
-def test_development_split_read_through_the_journal_gives_the_same_verdict(row):
+@pytest.mark.parametrize("row", DEVELOPED, ids=_ids(DEVELOPED))
+def test_developed_splits_read_through_the_journal_give_the_same_verdict(row):
     """The same logs as journal entries, one per line, without the empty lines journald drops: the same verdict,
     cause and message."""
     scanner = StartupLogScanner()
@@ -98,19 +93,21 @@ def test_development_split_read_through_the_journal_gives_the_same_verdict(row):
         assert by_entries[key] == as_text[key], key
 
 
-@pytest.mark.parametrize("row", TEST, ids=_ids(TEST))
-def test_test_split_as_measured_once(row):
-    result = _scan(row)
-    if row["outcome"] in SUCCESS:
-        assert result["outcome"] != "failed"
-        return
-    assert result["outcome"] == "failed"
-    if row["file"] in TEST_RIGHT:
-        assert result["cause"] == row["cause"]
-    else:
-        # a miss of the one measurement: if this changes, the figures in docs/startup-failure-causes.md are stale
-        assert result["cause"] != row["cause"]
+def test_logs_without_evidence_are_failed_starts_of_the_opened_split():
+    opened_failed = {row["file"] for row in OPENED if row["outcome"] not in SUCCESS}
+    assert set(NO_EVIDENCE) <= opened_failed
 
 
-def test_the_measured_test_split_names_real_files():
-    assert TEST_RIGHT <= {row["file"] for row in TEST if row["outcome"] not in SUCCESS}
+def test_held_out_split_bookkeeping():
+    """The held-out split's rows (no verdict here): files of their own numbers, after every developed one, each with a
+    label and a source. Messages say counts only, so a failure shows nothing of the held-out logs."""
+    numbers = [int(row["file"].split("_", 1)[0]) for row in HELD_OUT]
+    last_developed = max(int(row["file"].split("_", 1)[0]) for row in DEVELOPED if row["split"] != "constructed")
+    duplicates = len(numbers) - len(set(numbers))
+    assert duplicates == 0, "duplicate numbers in the held-out split"
+    early = sum(1 for number in numbers if number <= last_developed)
+    assert early == 0, "held-out numbers must follow the developed ones"
+    missing = sum(1 for row in HELD_OUT if not os.path.isfile(os.path.join(CORPUS, row["file"])))
+    assert missing == 0, "held-out rows without a file"
+    unsourced = sum(1 for row in HELD_OUT if not row.get("source"))
+    assert unsourced == 0, "held-out rows without a source"

@@ -11,7 +11,8 @@ import random
 
 import pytest
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.causes import CAUSES, classify, hint_for, unwrap
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.causes import (
+    CAUSES, classify, hint_for, is_notable, notable_by_rules, unwrap)
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.lines import parse_line
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.scanner import (
     AWAIT_TRACEBACK_LINES,
@@ -710,3 +711,110 @@ def test_harmless_warnings_are_no_evidence():
                  "[2025-04-20 14:03:03] Skipping import of cpp extensions: /v/torchao/_C.abi3.so: undefined symbol: _ZN3c105Error",
                  "[2026-11-30 09:01:58] server_args=ServerArgs(speculative_algorithm=None, disable_custom_all_reduce=False)"):
         assert scan_startup_log(line, ended=True)["cause"] == "unknown", line
+
+
+# ------------------------------------------------------------------------------------------------ where a failure surfaced
+_CAPTURE_FRAME = '  File "/v/sglang/srt/model_executor/cuda_graph_runner.py", line 457, in capture_one_batch_size\n    run_once()\n'
+_DRAFT_CAPTURE_FRAME = ('  File "/v/sglang/srt/speculative/eagle_draft_cuda_graph_runner.py", line 80, in __init__\n'
+                        '    self.capture()\n')
+_LOADER_FRAME = ('  File "/v/sglang/srt/layers/linear.py", line 642, in weight_loader\n'
+                 '    assert param_data.shape == loaded_weight.shape\n')
+
+
+@pytest.mark.parametrize("evidence, cause", [
+    (_CAPTURE_FRAME + "TypeError: moe_fused_gate() takes 5 positional arguments but 7 were given", "package_mismatch"),
+    (_CAPTURE_FRAME + "AttributeError: '_OpNamespace' 'sgl_kernel' object has no attribute 'awq_dequantize'", "package_mismatch"),
+    (_DRAFT_CAPTURE_FRAME + _CAPTURE_FRAME
+     + "Exception: Capture cuda graph failed: mat1 and mat2 shapes cannot be multiplied (4x12288 and 8192x4096)",
+     "speculative_decoding_error"),
+    (_DRAFT_CAPTURE_FRAME + "Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 2.00 GiB.",
+     "gpu_out_of_memory"),  # a root cause still wins over the draft's frames
+    (_CAPTURE_FRAME + "Exception: Capture cuda graph failed: BatchDecodeWithPagedKVCache failed", "cuda_graph_capture_failed"),
+    ('  File "/v/torch/_dynamo/variables/lists.py", line 106, in getitem_const\n'
+     "    assert isinstance(index, (int, torch.SymInt))\nAssertionError:", "cuda_graph_capture_failed"),
+    ("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:", "cuda_graph_capture_failed"),
+    ("[2025-10-06 20:05:27 DP0 TP0] Registering 0 cuda graph addresses", "cuda_graph_capture_failed"),
+    ("[2025-10-06 20:05:27 DP0 TP0] Registering 322 cuda graph addresses", "unknown"),
+    (_LOADER_FRAME + "AssertionError", "unsupported_model_architecture"),
+    ('  File "/v/sglang/srt/speculative/eagle_worker.py", line 99, in __init__\n    super().__init__(\n' + _LOADER_FRAME
+     + "AssertionError", "speculative_decoding_error"),  # the draft model's checkpoint
+    ('  File "/v/sglang/srt/models/llama.py", line 80, in load_weights\n    assert self.total_num_heads % tp_size == 0\n'
+     "AssertionError", "parallelism_mismatch"),
+    ("RuntimeError: Failed: Assertion error /x/DeepEP/csrc/kernels/runtime.cu:56 'nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, "
+     "rank % NUM_MAX_NVL_PEERS, NUM_MAX_NVL_PEERS, num_ranks / NUM_MAX_NVL_PEERS, &cpu_rdma_team_config, 0, &cpu_rdma_team) == 0'",
+     "distributed_init_failed"),
+    ('  File "/v/deep_ep/buffer.py", line 89, in __init__\n    self.runtime.sync(device_ids, ipc_handles, root_unique_id)\n'
+     "RuntimeError: Failed: Assertion error /x/csrc/deep_ep.cpp:32 'num_ranks > NUM_MAX_NVL_PEERS or low_latency_mode'",
+     "distributed_init_failed"),
+    ('  File "/v/rpyc/core/async_.py", line 55, in wait\n    raise AsyncResultTimeout("result expired")\n'
+     "TimeoutError: result expired", "distributed_init_failed"),
+    ("TimeoutError: result expired", "unknown"),  # without rpyc's frames it could be anything's timeout
+])
+def test_a_surface_gives_way_to_what_kind_of_failure_it_was(evidence, cause):
+    """A capture that failed says where, a kernel signature, the draft's frames or a weight loader say what."""
+    assert classify(evidence) == cause
+
+
+@pytest.mark.parametrize("cause, message, evidence, fragment", [
+    ("package_mismatch", "TypeError: moe_fused_gate() takes 5 positional arguments but 7 were given", "", "sgl-kernel of the same commit"),
+    ("package_mismatch", "AttributeError: '_OpNamespace' 'sgl_kernel' object has no attribute 'awq_dequantize'", "", "awq_dequantize"),
+    ("speculative_decoding_error", "Exception: Capture cuda graph failed: mat1 and mat2 shapes cannot be multiplied", "",
+     "draft checkpoint made for SGLang"),
+    ("cuda_graph_capture_failed", "AssertionError:", '  File "/v/torch/_dynamo/eval_frame.py", line 1, in _fn',
+     "drop enable_torch_compile"),
+    ("cuda_graph_capture_failed", "Registering 0 cuda graph addresses", "Registering 0 cuda graph addresses",
+     "disable_custom_all_reduce: true"),
+    ("unsupported_model_architecture", "AssertionError", _LOADER_FRAME + "AssertionError", "bitsandbytes"),
+    ("distributed_init_failed", "RuntimeError: Failed: Assertion error", "nvshmem_team_split_strided(x) == 0'", "NVSHMEM"),
+    ("distributed_init_failed", "TimeoutError: result expired", "raise AsyncResultTimeout(\"result expired\")", "rpyc"),
+    ("port_in_use", "zmq.error.ZMQError: Address already in use (addr='tcp://*:5557')", "", "port 5557"),
+])
+def test_hints_follow_what_kind_of_failure_it_was(cause, message, evidence, fragment):
+    assert fragment in hint_for(cause, message, "cuda_graph_capture", evidence)
+
+
+def test_torch_compile_user_code_frames_stay_in_the_message():
+    """Dynamo ends its message with the model's frames under "from user code:": they are the message, not a new
+    traceback, with or without the blank lines journald drops."""
+    lines = ["[2024-11-04 22:57:20 TP0] Scheduler hit an exception: Traceback (most recent call last):",
+             '  File "/v/torch/_dynamo/variables/lists.py", line 106, in getitem_const',
+             "    assert isinstance(index, (int, torch.SymInt))",
+             "AssertionError:",
+             "",
+             "from user code:",
+             '   File "/v/sglang/srt/layers/attention/flashinfer_backend.py", line 273, in forward_decode',
+             "    decode_wrapper = self.forward_metadata[0][self._get_wrapper_idx(layer)]",
+             "",
+             'Set TORCH_LOGS="+dynamo" and TORCHDYNAMO_VERBOSE=1 for more information',
+             "[2024-11-04 22:57:21] Received sigquit from a child process. It usually means the child failed."]
+    for text in ("\n".join(lines), "\n".join(line for line in lines if line)):
+        result = scan_startup_log(text, ended=True)
+        assert result["cause"] == "cuda_graph_capture_failed" and result["error_message"] == "AssertionError:"
+        assert len(result["tracebacks"]) == 1 and "flashinfer_backend.py" in result["traceback"]
+
+
+def test_a_rust_tracing_relay_is_stripped():
+    """NVIDIA Dynamo re-emits SGLang's records through Rust's tracing formatter (level padded to five characters)."""
+    parsed = parse_line("2025-11-05T01:56:54.281615Z  INFO model_runner.init_device_graphs: Capture cuda graph end. Time elapsed: 12.80 s.")
+    assert parsed.msg == "Capture cuda graph end. Time elapsed: 12.80 s."
+    parsed = parse_line("2025-11-05T01:56:54.292138Z ERROR scheduler.run_scheduler_process: Traceback (most recent call last):")
+    assert parsed.msg == "Traceback (most recent call last):"
+    scanner = _feed(["2025-11-05T01:56:54.292138Z ERROR scheduler.run_scheduler_process: Scheduler hit an exception: "
+                     "zmq.error.ZMQError: Address already in use (addr='tcp://*:5557')"], True)
+    assert scanner.result()["cause"] == "port_in_use"
+
+
+def test_the_notable_words_gate_lets_through_every_line_a_rule_reads():
+    """is_notable first checks a few words (most lines say nothing): on every line of the developed corpus splits it
+    says what the rules alone would say."""
+    with open(os.path.join(CORPUS, "corpus.json"), encoding="utf-8") as handle:
+        rows = [row for row in json.load(handle) if row["split"] in ("dev", "opened", "constructed")]
+    checked = 0
+    for row in rows:
+        with open(os.path.join(CORPUS, row["file"]), "rb") as handle:
+            for line in handle.read().decode("utf-8", "replace").splitlines():
+                text = parse_line(line).body.strip()
+                if text:
+                    assert is_notable(text) == notable_by_rules(text), text
+                    checked += 1
+    assert checked > 5000
