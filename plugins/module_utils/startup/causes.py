@@ -100,12 +100,17 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|(?:compute|device) capability \S+ (?:is )?not supported|Unsupported (?:GPU|CUDA arch\w*|compute capability)"
         r"|only supported on (?:sm|SM|GPUs? with|Hopper|Blackwell|Ampere|Ada|devices with)"
         r"|(?:Ampere|Hopper|Blackwell|Ada|Turing|Volta)(?: GPUs?)? or (?:newer|later|above)"
-        r"|compute capability (?:>= ?|of at least |\d+\.\d+ or (?:higher|above|newer))\d", re.I), ROOT),
+        r"|compute capability (?:>= ?|of at least |\d+\.\d+ or (?:higher|above|newer))\d"
+        r"|(?:not supported|unsupported) (?:for|on) the current (?:GPU|device)|Minimum capability: \d+"
+        r"|minimum cuda capability supported by this library|no longer supports this GPU", re.I), ROOT),
     ("package_mismatch", re.compile(
         r"undefined symbol: |Could not load any common_ops library|No module named '[\w.]+'"
         r"|cannot import name '\w+' from|cannot open shared object file"
         # torch.ops.<package> has no such op: the compiled kernel package is of another version than its Python side
         r"|'_OpNamespace' '\w+' object has no attribute"
+        # torch and torchvision (or another extension) of versions that do not go together; NumPy's ABI
+        r"|operator \w+::\w+ does not exist|may indicate binary incompatibility|compiled using NumPy 1\.x cannot be run"
+        r"|PackageNotFoundError: No package metadata was found for|ImportError: [^\n]*\bpip install\b"
         r"|(?:sgl[-_]kernel|flashinfer|vllm|torch|transformers|triton|xgrammar)\S*[^\n]{0,60}version mismatch", re.I), ROOT),
     ("peer_rank_lost", re.compile(
         r"gloo/transport/tcp/pair\.cc:\d+\] Connection|Connection was likely closed\. Did the remote server shutdown or crash"
@@ -125,7 +130,8 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"CUDA out of memory|OutOfMemoryError|Not enough memory\. Please try to increase --mem-fraction-static"
         r"|Please try to increase --mem-fraction-static|Not enough memory to allocate KV cache|CUDA error: out of memory"
         r"|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED|HIP out of memory|hipErrorOutOfMemory"
-        r"|larger than the profiled value -\d+", re.I), ROOT),
+        r"|larger than the profiled value -\d+"
+        r"|The memory capacity is unbalanced", re.I), ROOT),  # another process holds memory on some of the GPUs
     ("parallelism_mismatch", re.compile(
         r"(?:\b|= ?)\d+ is not divisible by (?:[\w ]+= ?)?\d+|(?:tp_size|tensor[_ -]parallel(?:[_ ]size)?|pp_size"
         r"|pipeline[_ ]parallel(?:[_ ]size)?|dp_size|attn_dp_size|moe_dp_size|ep_size|attn_cp_size|world[_ ]size"
@@ -149,7 +155,8 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|AsyncResultTimeout|rpyc[^\n]*\n(?:[ \t^~][^\n]*\n)*[\w.]*TimeoutError: result expired", re.I), ROOT),
     ("host_resource_error", re.compile(
         r"Fatal Python error: Bus error|Bus error \(core dumped\)|\bSIGBUS\b|exit code:? 135\b|Exit code: -7\b"
-        r"|\[Errno 12\] Cannot allocate memory|\[Errno 28\] No space left on device|\[Errno 24\] Too many open files"
+        r"|\[Errno 12\] Cannot allocate memory|No space left on device|\[Errno 24\] Too many open files"
+        r"|unable to write to file </torch_|unable to (?:mmap|allocate shared memory)"
         r"|scheduler died during initialization \(exit code: -9\)|can't start new thread|std::bad_alloc"), ROOT),
     # An exception raised while SGLang sets up its custom all-reduce (the P2P check, the IPC buffers, libcudart):
     # the custom all-reduce cannot run here, NCCL can.
@@ -157,7 +164,8 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"(?:custom_all_reduce(?:_utils)?|cuda_wrapper)\.py\", line \d+, in \w+\n(?:[ \t^~][^\n]*\n)*[\w.]*(?:Error|Exception)\b"), HINT),
     ("cuda_graph_capture_failed", re.compile(
         r"Capture (?:cuda|CUDA) graph failed|cuda_graph_runner\.py|CudaGraphRunner|cudaStreamCaptureStatus"
-        r"|operation not permitted when stream is capturing|during CUDA graph capture"
+        r"|operation not permitted when stream is capturing|during CUDA graph capture|previous error during capture"
+        r"|cudaErrorStreamCapture\w+|CUDA_ERROR_STREAM_CAPTURE_\w+"
         # torch.compile runs inside SGLang's graph capture (enable_torch_compile, piecewise graphs)
         r"|File \"[^\"\n]*torch/_(?:dynamo|inductor)/|torch\._dynamo\.exc\.\w+|BackendCompilerFailed"
         r"|You can suppress this exception and fall back to eager"
@@ -168,7 +176,9 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"Model architectures? \[[^\]]*\] (?:are|is) not supported|does not recognize this architecture"
         r"|Unsupported (?:model )?architecture|No model architectures? (?:are )?specified"
         r"|'\w+Config' object has no attribute"  # the model's config lacks what this SGLang reads: not supported here
-        r"|architectures\[0\](?:[^\n]*\n){1,4}TypeError: 'NoneType' object is not subscriptable", re.I), ROOT),
+        r"|architectures\[0\](?:[^\n]*\n){1,4}TypeError: 'NoneType' object is not subscriptable"
+        # transformers does not know the config's model_type (an architecture newer than the installed transformers)
+        r"|configuration_auto\.py\", line \d+, in __getitem__\n(?:[ \t^~][^\n]*\n)*KeyError: '", re.I), ROOT),
     ("model_unavailable", re.compile(
         r"is not a local folder and is not a valid model identifier|RepositoryNotFoundError|GatedRepoError"
         r"|RevisionNotFoundError|EntryNotFoundError|HFValidationError|Repository Not Found for url|Cannot access gated repo"
@@ -293,7 +303,10 @@ _NOTABLE_WORDS = (
     "fall back to eager", "_opnamespace", "architecture", "object has no attribute", "local folder", "notfounderror",
     "gatedrepo", "hfvalidation", "repository not found", "gated repo", "client error", "does not appear to have",
     "can't load", "offlinemode", "huggingface.co", "authenticated", "cannot set --", "cannot be combined",
-    "incompatible", "must differ", "mutually exclusive", "warmup", "model_info", "/generate", "/v1/",
+    "incompatible", "must differ", "mutually exclusive", "warmup", "model_info", "/generate", "/v1/", "no space left",
+    "unable to write to file", "unable to mmap", "unable to allocate shared memory", "current gpu", "current device",
+    "minimum capability", "minimum cuda capability", "no longer supports", "does not exist", "binary incompatib",
+    "numpy 1.x", "package metadata", "pip install", "unbalanced", "during capture", "streamcapture", "stream_capture",
 )
 
 
@@ -465,6 +478,10 @@ def _hint_parallelism(message: str, phase: Optional[str], evidence: str) -> Opti
 
 
 def _hint_oom(message: str, phase: Optional[str], evidence: str) -> Optional[str]:
+    if "memory capacity is unbalanced" in evidence:
+        return ("Some of the GPUs have much less free memory than the others: another process holds memory there (nvidia-smi; "
+                "often an earlier server that did not stop, or another job on a shared box). Stop it, or give this server "
+                "other GPUs (CUDA_VISIBLE_DEVICES in sglang_server_env, or base_gpu_id).")
     if "Not enough memory" in message or "larger than the profiled value" in evidence or "increase --mem-fraction-static" in evidence:
         return ("The weights fit but no GPU memory is left for the KV cache: raise mem_fraction_static (e.g. by 0.05; check that "
                 "the value really reaches the server), lower context_length or max_running_requests, use more GPUs "

@@ -755,6 +755,31 @@ def test_a_surface_gives_way_to_what_kind_of_failure_it_was(evidence, cause):
     assert classify(evidence) == cause
 
 
+@pytest.mark.parametrize("evidence, cause", [
+    ("ValueError: The quantization method fp8 is not supported for the current GPU. Minimum capability: 89. Current capability: 86.",
+     "unsupported_gpu"),
+    ("UserWarning: Found GPU0 Tesla K80 which is of cuda capability 3.7. PyTorch no longer supports this GPU because it is too old. "
+     "The minimum cuda capability supported by this library is 5.0.", "unsupported_gpu"),
+    ("RuntimeError: operator torchvision::nms does not exist", "package_mismatch"),
+    ("ValueError: numpy.dtype size changed, may indicate binary incompatibility. Expected 96 from C header, got 88 from PyObject",
+     "package_mismatch"),
+    ("A module that was compiled using NumPy 1.x cannot be run in NumPy 2.0.2 as it may crash.", "package_mismatch"),
+    ("importlib.metadata.PackageNotFoundError: No package metadata was found for flashinfer-python", "package_mismatch"),
+    ("ImportError: Please install vllm to use the awq_marlin quantization: pip install vllm", "package_mismatch"),
+    ("ValueError: The memory capacity is unbalanced. Some GPUs may be occupied by other processes. min_per_gpu_memory=10.2",
+     "gpu_out_of_memory"),
+    ("RuntimeError: unable to write to file </torch_2211_3045912845_0>: No space left on device (28)", "host_resource_error"),
+    ("OSError: No space left on device", "host_resource_error"),
+    ("RuntimeError: CUDA error: operation failed due to a previous error during capture", "cuda_graph_capture_failed"),
+    ('  File "/v/transformers/models/auto/configuration_auto.py", line 695, in __getitem__\n    raise KeyError(key)\n'
+     "KeyError: 'qwen3_moe'", "unsupported_model_architecture"),
+    ("KeyError: 'qwen3_moe'", "unknown"),  # a KeyError alone says nothing
+])
+def test_more_phrasings_of_the_same_causes(evidence, cause):
+    """Other wordings real logs use for causes the rules know (other SGLang, torch, transformers and NumPy versions)."""
+    assert classify(evidence) == cause
+
+
 @pytest.mark.parametrize("cause, message, evidence, fragment", [
     ("package_mismatch", "TypeError: moe_fused_gate() takes 5 positional arguments but 7 were given", "", "sgl-kernel of the same commit"),
     ("package_mismatch", "AttributeError: '_OpNamespace' 'sgl_kernel' object has no attribute 'awq_dequantize'", "", "awq_dequantize"),
@@ -768,6 +793,8 @@ def test_a_surface_gives_way_to_what_kind_of_failure_it_was(evidence, cause):
     ("distributed_init_failed", "RuntimeError: Failed: Assertion error", "nvshmem_team_split_strided(x) == 0'", "NVSHMEM"),
     ("distributed_init_failed", "TimeoutError: result expired", "raise AsyncResultTimeout(\"result expired\")", "rpyc"),
     ("port_in_use", "zmq.error.ZMQError: Address already in use (addr='tcp://*:5557')", "", "port 5557"),
+    ("gpu_out_of_memory", "ValueError: The memory capacity is unbalanced. Some GPUs may be occupied by other processes.",
+     "ValueError: The memory capacity is unbalanced.", "nvidia-smi"),
 ])
 def test_hints_follow_what_kind_of_failure_it_was(cause, message, evidence, fragment):
     assert fragment in hint_for(cause, message, "cuda_graph_capture", evidence)
