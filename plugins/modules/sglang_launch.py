@@ -18,9 +18,20 @@ description:
     (C(/ready) from SGLang 0.5.20, else C(/health); connection refused while the model loads is normal).
   - Ends the wait at once when the unit leaves C(active), the main PID exits, systemd restarts it, or SGLang logs
     a fatal line, and reports a cause label, a hint, the phase reached, the whole traceback and the last log lines.
-    A phase without a new log line for its stall timeout fails as C(stalled).
+    A phase without a new line of the server's own for its stall timeout fails as C(stalled); HTTP access-log lines
+    (the module's own readiness polling among them) are no progress. A stall of a stopped process (SIGSTOP, state
+    C(T)) says so.
   - On failure the last set of files that reached ready is put back, the unit restarted and followed; the task
     still fails and reports both the failure and the rollback. Secrets are redacted from everything returned.
+  - Never starts without a verified way back - the last good snapshot's manifest holds checksums of its file list
+    and of every stored copy, checked before the launch and again before a restore. A snapshot that is missing while
+    the server runs, or damaged, is rebuilt from the running config when that server is healthy and its files on
+    disk are those it started with; otherwise the task fails before anything restarts.
+  - One launch of an instance at a time - a lock file in O(state_dir); a second deploy waits for it (O(lock_timeout)).
+  - The verdict (with the diagnosis and the rollback) is written on the host, C(last-launch.json) in O(state_dir),
+    and reported by the next run (RV(previous_launch)) or a O(state=status) call.
+  - Files written back after a hand edit (O(files_changed) while their content is the last good one) restart the
+    unit when the running process is not the one that reached ready - it may run with the hand-made settings.
 author:
   - gpufleet maintainers (@gpufleet)
 extends_documentation_fragment:
@@ -48,9 +59,13 @@ options:
     type: path
     required: true
   state:
-    description: C(started) restarts only when needed; C(restarted) always restarts (a rolling restart).
+    description:
+      - C(started) restarts only when needed; C(restarted) always restarts (a rolling restart).
+      - C(status) touches nothing and reports what the host knows - the last launch's verdict as written on the host
+        (RV(last_launch)), who holds the launch lock, whether the last good snapshot verifies. A controller that lost
+        the connection mid-launch reads the verdict this way.
     type: str
-    choices: [started, restarted]
+    choices: [started, restarted, status]
     default: started
   host:
     description: Address the server listens on, as seen from the target (C(0.0.0.0) is probed on C(127.0.0.1)).
@@ -79,12 +94,30 @@ options:
     description: Per-phase stall timeouts in seconds, keyed by phase name, for example C(weights_loading) or C(cuda_graph_capture).
     type: dict
     default: {}
-  settle_time:
+  soak_time:
     description:
-      - Seconds to keep watching after the first ready answer. A server that exits or stops answering ready in that
-        time has not launched (causes C(crashed_after_ready), C(unhealthy_after_ready)) and is rolled back.
+      - The soak window - seconds to keep watching after the first ready answer, asking C(/health) (one real
+        generation) again and again. A server that exits or stops answering 200 in that time has not launched (causes
+        C(crashed_after_ready), C(unhealthy_after_ready)) and is rolled back; its files become the last good ones only
+        after the window passed with at least O(soak_checks) healthy answers.
+      - C(0) declares the launch good at the first ready answer.
     type: float
-    default: 5
+    default: 30
+    aliases: [settle_time]
+  soak_checks:
+    description: Healthy C(/health) answers the soak window needs at least (it waits longer for them when C(/health) is slow).
+    type: int
+    default: 3
+  lock_timeout:
+    description:
+      - Seconds to wait for the instance's launch lock on the host (a file in O(state_dir)) while another deploy of the
+        same instance holds it; then the task fails, saying who holds it since when. Nothing is restarted meanwhile.
+    type: float
+    default: 300
+  holder:
+    description: Who this deploy is, in words (the role passes the play and the controller user); shown to a second deploy that waits.
+    type: str
+    default: ""
   rollback:
     description: Put the last files that reached ready back after a failed start, and restart with them.
     type: bool
@@ -213,8 +246,35 @@ readiness_url:
   description: The endpoint that decided readiness.
   type: str
   returned: always
+soak:
+  description: How the soak window went - C(seconds) watched after ready and C(healthy_checks) answered 200.
+  type: dict
+  returned: when the launch reached ready
+snapshot_problems:
+  description: What failed the last good snapshot's verification (a missing or damaged copy, a broken manifest).
+  type: list
+  elements: str
+  returned: when the snapshot did not verify
+snapshot_rebuilt:
+  description: Why the last good snapshot was rebuilt from the running config before the launch.
+  type: str
+  returned: when it was
+previous_launch:
+  description: The verdict the last launch wrote on the host (C(state) C(done), C(in_progress) or C(interrupted)).
+  type: dict
+  returned: when a launch ever ran here
+last_launch:
+  description: Same as RV(previous_launch), for O(state=status).
+  type: dict
+  returned: with O(state=status)
+lock_holder:
+  description: Who holds the launch lock (holder, pid, since), when another deploy holds it.
+  type: dict
+  returned: when the lock is held by another deploy
 """
 
+import fcntl
+import json
 import os
 import platform
 import threading
@@ -228,17 +288,21 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.probe.runner impor
     ARGUMENT_SPEC as PROBE_SPEC, MUTUALLY_EXCLUSIVE as PROBE_EXCLUSIVE, ProbeError, probe_and_gate)
 from ansible_collections.gpufleet.sglang.plugins.module_utils.secrets import redact
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.plan import (
-    ASK_READINESS, NOTHING, ROLL_BACK, STOP, WOULD_RESTART, LaunchPlan, plan_launch)
+    ASK_READINESS, LEAVE, NOTHING, ROLL_BACK, STOP, WOULD_RESTART, LaunchPlan, plan_launch)
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.snapshot import (
-    changed_files, current_state, load_manifest, restore_snapshot, save_snapshot)
+    SnapshotError, changed_files, current_state, files_checksum, load_manifest, restore_snapshot, save_snapshot, snapshot_exists,
+    snapshot_problems)
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.systemd import (
-    JournalFollower, http_status, journal_cursor, readiness_path, show_unit)
+    JournalFollower, http_status, journal_cursor, journal_suppressed, main_started_at, parse_unit_show, readiness_path,
+    show_unit, stopped_pids, unit_pids)
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.watch import (
-    EXIT_VERDICT_S, LINES_QUIET_S, TRACEBACK_GRACE_S, StartWatch)
+    EXIT_VERDICT_S, LINES_QUIET_S, TRACEBACK_GRACE_S, StartWatch, stopped_stall)
 
 TICK_S = 0.1
 PROBE_INTERVAL_S = 0.15
 MAX_CATCH_UPS = 5  # one-shot journal reads after the exit (each some 20 ms), so a verdict never waits on them for long
+LOCK_FILE = "launch.lock"  # in state_dir: one launch of an instance at a time on a host (the watchdog reads it too)
+VERDICT_FILE = "last-launch.json"  # in state_dir: the last launch's verdict, for a controller that lost the connection
 
 
 FollowJournal = Callable[..., Any]
@@ -270,6 +334,7 @@ class ReadinessProber:
         self.interval = interval
         self.timeout = 0.5 if path == "/ready" else 25.0
         self.status: Optional[int] = None
+        self.status_path: str = path  # the endpoint the last answer came from
         self.checked_at: float = 0.0
         self.enabled = threading.Event()
         self.stopped = threading.Event()
@@ -279,8 +344,9 @@ class ReadinessProber:
     def _loop(self) -> None:
         while not self.stopped.is_set():
             if self.enabled.wait(timeout=0.05) and not self.stopped.is_set():
-                status = self.http_check(self.host, self.port, self.path, timeout=self.timeout)
-                self.status, self.checked_at = status, time.time()
+                path = self.path
+                status = self.http_check(self.host, self.port, path, timeout=self.timeout)
+                self.status, self.status_path, self.checked_at = status, path, time.time()
                 self.stopped.wait(self.interval)
 
     def switch(self, path: str, timeout: float) -> None:
@@ -318,6 +384,9 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
         self.secrets = [s for s in params["secrets"] if s]
         self.hostname = platform.node() or "localhost"
         self.last_good_figures: Optional[Dict[str, Any]] = None
+        self.state_dir: str = params["state_dir"]
+        self.verdict_path = os.path.join(self.state_dir, VERDICT_FILE)
+        self.lock_handle: Optional[Any] = None
 
     def run_command(self, args: List[str]) -> Any:
         return self.module.run_command(args)
@@ -347,7 +416,7 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
                            hostname=self.hostname, traceback_grace_s=self.timings.traceback_grace_s,
                            exit_verdict_s=self.timings.exit_verdict_s, lines_quiet_s=self.timings.lines_quiet_s)
         ready: Optional[Dict[str, Any]] = None
-        settle_until = 0.0
+        answered_at = 0.0
         catch_ups = 0
         try:
             self.systemctl("daemon-reload")
@@ -374,27 +443,43 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
                         continue
                 if watch.following_new_process:
                     prober.enabled.set()
-                    if prober.status is not None:
+                    if ready is None and prober.status is not None:
                         watch.on_http(prober.status, prober.checked_at)
                 if ready is None:
                     ready = watch.verdict(time.time())
                     if ready is not None and ready["outcome"] != "ready":
-                        return ready
-                    settle_until = time.time() + params["settle_time"]
+                        return self.explained(ready, started_at)
+                    if ready is not None:
+                        # /ready only says the server status is Up; /health runs one real generation, so a scheduler
+                        # that hangs right after warmup shows up there (503 after SGLANG_HEALTH_CHECK_TIMEOUT).
+                        prober.switch("/health", timeout=25.0)
+                        answered_at = watch.http_ready_at or 0.0
                 if ready is not None:
-                    # /ready only says the server status is Up; /health runs one real generation, so a scheduler
-                    # that hangs right after warmup shows up there (503 after SGLANG_HEALTH_CHECK_TIMEOUT).
-                    prober.switch("/health", timeout=25.0)
-                    if prober.status is not None and prober.checked_at > (watch.http_ready_at or 0):
+                    if prober.status_path == "/health" and prober.checked_at > answered_at:
+                        answered_at = prober.checked_at  # each answer once: every 200 is one healthy check of the soak
                         watch.on_http(prober.status, prober.checked_at)
                     failure = watch.settle_verdict(time.time())
                     if failure is not None:
-                        return failure
-                    if time.time() >= settle_until and watch.exit_reason is None and watch.readiness_lost_at is None:
+                        return self.explained(failure, started_at)
+                    if watch.soaked(time.time(), params["soak_time"], params["soak_checks"]):
+                        ready["soak"] = {"seconds": round(time.time() - (watch.http_ready_at or started_at), 3),
+                                         "healthy_checks": watch.healthy_checks}
                         return ready
         finally:
             prober.stop()
             follower.close()
+
+    def explained(self, failure: Dict[str, Any], started_at: float) -> Dict[str, Any]:
+        """What the host can add to a failed start's diagnosis: whether a stall is a stopped process, and whether
+        journald dropped some of the server's lines (then the diagnosis may lack the line that explains it)."""
+        if failure.get("cause") == "stalled":
+            failure = stopped_stall(failure, stopped_pids(unit_pids(self.run_command, self.unit)))
+        dropped = journal_suppressed(self.run_command, self.unit, started_at - 1)
+        if dropped:
+            failure = dict(failure, journal_suppressed=dropped,
+                           hint="%s (journald dropped %d of the server's log lines under its rate limit, so the line that explains "
+                                "it may be missing: raise sglang_server_log_rate_limit_burst)" % (str(failure["hint"]).rstrip(". "), dropped))
+        return failure
 
     def probe_params(self) -> Dict[str, Any]:
         """The probe's options with its defaults and types applied; bad ones fail the task before anything restarts."""
@@ -434,70 +519,270 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
     def plan(self, manifest: Optional[Dict[str, Any]]) -> LaunchPlan:
         """The plan for this task; the unit's readiness is looked at only when nothing else decides."""
         params = self.module.params
-        facts = {"has_last_good": manifest is not None, "changed": changed_files(current_state(self.files), manifest),
-                 "files_changed": params["files_changed"], "state": params["state"], "check_mode": self.module.check_mode,
-                 "rollback": params["rollback"]}
+        changed = changed_files(current_state(self.files), manifest)
+        facts = {"has_last_good": manifest is not None, "changed": changed, "files_changed": params["files_changed"],
+                 "state": params["state"], "check_mode": self.module.check_mode, "rollback": params["rollback"]}
+        if manifest is not None and params["files_changed"] and not changed and not self.module.check_mode:
+            # This run wrote files back to their last good content: someone had changed them. If the process is not the
+            # one that reached ready, it may run with the hand-made settings (drift), and writing the file back is not enough.
+            running = show_unit(self.run_command, self.unit).get("InvocationID", "")
+            facts["drifted"] = running != manifest.get("invocation")
         plan = plan_launch(**facts)
         if plan.action == ASK_READINESS:
             plan = plan_launch(ready_now=self.is_ready_now(), **facts)
         return plan
 
+    # ------------------------------------------------------------------------------------------- the way back
+    def way_back(self, result: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+        """The verified last good manifest, or None when nothing ever reached ready here and nothing runs.
+
+        A launch never starts without a verified way back: a snapshot that is missing while the server runs, or one
+        that fails its checksums, is rebuilt from the running config when the server is healthy now and every file
+        on disk is the one it started with; otherwise the task fails before anything restarts and says why.
+        """
+        problems = snapshot_problems(self.snapshot_dir)
+        if snapshot_exists(self.snapshot_dir) and not problems:
+            return load_manifest(self.snapshot_dir)
+        props = parse_unit_show(self.run_command(["systemctl", "show", "-p", "ActiveState,InvocationID,ExecMainStartTimestampMonotonic",
+                                                  self.unit])[1])
+        if problems:
+            result["snapshot_problems"] = problems
+        if props.get("ActiveState") != "active" or not self.module.params["rollback"]:
+            return None  # no server runs (a first deploy, a stopped box), or rollback is off: nothing to go back to
+        why = "; ".join(problems) if problems else "no last good snapshot exists (%s)" % self.snapshot_dir
+        started = main_started_at(props, time.time(), time.monotonic())
+        newer = [path for path in self.files if os.path.exists(path) and (started is None or os.stat(path).st_mtime > started)]
+        if newer and self.disk_is_last_good():
+            newer = []  # written since, but with the content the intact manifest recorded for the last good launch
+        if not self.is_ready_now():
+            blocker = "the running server is not healthy now, so its config cannot serve as the way back"
+        elif newer:
+            blocker = "files were written after the running server started (%s), so the disk no longer holds its config" % ", ".join(newer)
+        else:
+            blocker = None
+        if blocker:
+            self.module.fail_json(msg="sglang_launch: %s has no verified way back: %s, and %s. Nothing was restarted. Put the last "
+                                      "good files back by hand and run again, or set sglang_server_rollback: false to launch "
+                                      "without a way back." % (self.unit, why, blocker),
+                                  snapshot_problems=problems, restarted=False, changed=False, unit=self.unit)
+        result["snapshot_rebuilt"] = "%s: rebuilt from the running config (healthy, its files unchanged since it started)" % why
+        extra = {"ready_at": time.time(), "unit": self.unit, "invocation": props.get("InvocationID", ""), "rebuilt": True,
+                 "endpoint": {"host": self.host, "port": self.port, "path": self.path}}
+        if self.module.check_mode:
+            state = current_state(self.files)
+            return dict(extra, files={path: ({"sha256": digest} if digest else None) for path, digest in state.items()})
+        return save_snapshot(self.snapshot_dir, self.files, extra)
+
+    def disk_is_last_good(self) -> bool:
+        """Whether the files on disk have exactly the content a manifest with an intact file list recorded (its stored
+        copies may be damaged: the disk then holds the last good content, and the copies can be made again)."""
+        try:
+            with open(os.path.join(self.snapshot_dir, "manifest.json"), encoding="utf-8") as handle:
+                manifest = json.load(handle)
+        except (OSError, ValueError):
+            return False
+        if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+            return False
+        if manifest.get("files_sha256") != files_checksum(manifest["files"]):
+            return False
+        return not changed_files(current_state(self.files), manifest)
+
+    # ------------------------------------------------------------------------------------------- one at a time
+    def lock(self) -> None:
+        """Hold the instance's launch lock for this task; wait for it at most lock_timeout seconds, then fail with who
+        holds it since when. A second deploy of the same instance waits here instead of restarting under the first."""
+        os.makedirs(self.state_dir, mode=0o700, exist_ok=True)
+        path = os.path.join(self.state_dir, LOCK_FILE)
+        handle = open(path, "a+", encoding="utf-8")  # pylint: disable=consider-using-with
+        deadline = time.time() + self.module.params["lock_timeout"]
+        while True:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.time() >= deadline:
+                    handle.seek(0)
+                    holder = read_json_text(handle.read())
+                    handle.close()
+                    self.module.fail_json(msg="sglang_launch: another deploy holds the launch lock of %s: %s; waited %.0f s "
+                                              "(sglang_server_lock_timeout)" % (self.unit, describe_holder(holder),
+                                                                                self.module.params["lock_timeout"]),
+                                          lock_holder=holder, restarted=False, changed=False, unit=self.unit)
+                time.sleep(0.2)
+        handle.seek(0)
+        handle.truncate()
+        handle.write(json.dumps({"pid": os.getpid(), "since": time.time(), "holder": self.module.params["holder"] or "unknown",
+                                 "unit": self.unit}))
+        handle.flush()
+        self.lock_handle = handle
+
+    def unlock(self) -> None:
+        if self.lock_handle is not None:
+            self.lock_handle.truncate(0)
+            fcntl.flock(self.lock_handle.fileno(), fcntl.LOCK_UN)
+            self.lock_handle.close()
+            self.lock_handle = None
+
+    def write_verdict(self, record: Dict[str, Any]) -> None:
+        """The launch's verdict on the host (mode 0600, secrets masked): a controller that lost the connection reads it
+        with the next run or a ``state: status`` call."""
+        os.makedirs(self.state_dir, mode=0o700, exist_ok=True)
+        tmp = self.verdict_path + ".tmp"
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as handle:
+            handle.write(redact(json.dumps(record, sort_keys=True, default=str), self.secrets))
+        os.replace(tmp, self.verdict_path)
+
+    def previous_launch(self) -> Optional[Dict[str, Any]]:
+        """The last launch's verdict as written on the host; one that never finished says so."""
+        try:
+            with open(self.verdict_path, encoding="utf-8") as handle:
+                record = read_json_text(handle.read())
+        except OSError:
+            return None
+        if record.get("state") == "in_progress" and not pid_alive(record.get("pid")):
+            note = "the launch's module process ended without a verdict (killed, or the host rebooted); the files on disk are what it left"
+            record = dict(record, state="interrupted", note=note)
+        return record or None
+
+    def status(self) -> Dict[str, Any]:
+        """``state: status``: what the host knows, touching nothing - the last verdict, the lock, the snapshot."""
+        result: Dict[str, Any] = {"changed": False, "restarted": False, "rolled_back": False, "ready": self.is_ready_now(),
+                                  "unit": self.unit, "readiness_url": "http://%s:%d%s" % (self.host, self.port, self.path),
+                                  "last_launch": self.previous_launch(), "snapshot_problems": snapshot_problems(self.snapshot_dir),
+                                  "has_last_good": snapshot_exists(self.snapshot_dir), "changed_files": []}
+        try:
+            with open(os.path.join(self.state_dir, LOCK_FILE), "r+", encoding="utf-8") as handle:
+                try:
+                    fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+                    fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+                except OSError:
+                    result["lock_holder"] = read_json_text(handle.read())
+        except OSError:
+            pass
+        return result
+
     def run(self) -> Dict[str, Any]:
-        manifest = load_manifest(self.snapshot_dir)
-        self.last_good_figures = probe_figures((manifest or {}).get("probe"))
-        plan = self.plan(manifest)
-        result: Dict[str, Any] = {"changed": False, "restarted": False, "changed_files": plan.changed_files, "ready": False,
-                                  "rolled_back": False, "readiness_url": "http://%s:%d%s" % (self.host, self.port, self.path),
-                                  "unit": self.unit}
+        if self.module.params["state"] == "status":
+            return self.status()
+        previous = self.previous_launch()
+        if not self.module.check_mode:
+            self.lock()
+        try:
+            result = self.run_locked()
+        finally:
+            self.unlock()
+        if previous:
+            result["previous_launch"] = previous
+        return result
+
+    def run_locked(self) -> Dict[str, Any]:
+        result: Dict[str, Any] = {"changed": False, "restarted": False, "ready": False, "rolled_back": False,
+                                  "readiness_url": "http://%s:%d%s" % (self.host, self.port, self.path), "unit": self.unit}
         if self.module.params["probe"]:
             self.probe_params()
+        manifest = self.way_back(result)
+        self.last_good_figures = probe_figures((manifest or {}).get("probe"))
+        plan = self.plan(manifest)
+        result["changed_files"] = plan.changed_files
         if plan.action == NOTHING:
             result["ready"] = True
             if self.last_good_figures:
                 result["last_good_probe"] = self.last_good_figures
+            if result.get("snapshot_rebuilt"):
+                result["changed"] = True  # the snapshot folder was (or in check mode would be) written
             return result
         result.update(changed=True, restarted=True)
         if plan.action == WOULD_RESTART:
             result["msg"] = "would restart %s (%s)" % (self.unit, plan.reason)
             return result
 
+        self.write_verdict({"state": "in_progress", "pid": os.getpid(), "started_at": time.time(), "unit": self.unit,
+                            "reason": plan.reason, "changed_files": plan.changed_files})
+        launched_with = current_state(self.files)
         launch = self.launch_and_follow()
         result["phases"] = launch.get("phases", [])
         if launch["outcome"] == "ready" and self.module.params["probe"]:
             launch = self.probe_gate(launch, result)
+        if launch["outcome"] == "ready" and current_state(self.files) != launched_with:
+            launch = dict(launch, outcome="failed", reason="the launch's files changed while it ran (another writer)",
+                          cause="files_changed_during_launch", hint="the server runs the files it started with, which are no longer "
+                          "on disk: find the other writer, then run again", traceback=None, error_message=None, last_lines=[])
+            plan = plan._replace(on_failure=LEAVE)
         if launch["outcome"] == "ready":
             self.keep_as_last_good(launch, result)
-            return result
-        result["failure"] = launch
-        self.recover(plan, manifest, result)
-        result["msg"] = failure_message(self.unit, launch, result)
+        else:
+            result["failure"] = launch
+            self.recover(plan, manifest, result)
+            result["msg"] = failure_message(self.unit, launch, result)
+        self.write_verdict({"state": "done", "finished_at": time.time(), "unit": self.unit, "reason": plan.reason,
+                            "outcome": launch["outcome"], "ready": result["ready"], "rolled_back": result["rolled_back"],
+                            "rollback_ready": result.get("rollback_ready"), "failure": result.get("failure"),
+                            "msg": result.get("msg"), "soak": launch.get("soak"), "time_to_ready_s": result.get("time_to_ready_s")})
         return result
 
     def keep_as_last_good(self, launch: Dict[str, Any], result: Dict[str, Any]) -> None:
-        """Snapshot the files that just reached ready (with the probe's figures, if any) and report the start."""
-        extra = {"ready_at": time.time(), "unit": self.unit, "endpoint": {"host": self.host, "port": self.port, "path": self.path}}
+        """Snapshot the files that just reached ready and passed the soak (with the probe's figures, if any) and report
+        the start."""
+        props = show_unit(self.run_command, self.unit)
+        extra = {"ready_at": time.time(), "unit": self.unit, "endpoint": {"host": self.host, "port": self.port, "path": self.path},
+                 "invocation": props.get("InvocationID", "")}
         # Figures travel with the files they were measured on: a launch without a probe keeps none.
         figures = probe_figures(result.get("probe"))
         if figures:
             extra["probe"] = figures
         save_snapshot(self.snapshot_dir, self.files, extra)
         result.update(ready=True, time_to_ready_s=launch["elapsed_s"], ready_noticed_at=launch["ready_noticed_at"],
-                      main_pid=launch["main_pid"], restarts=launch["restarts"], ready_line=launch.get("ready_line"))
+                      main_pid=launch["main_pid"], restarts=launch["restarts"], ready_line=launch.get("ready_line"),
+                      soak=launch.get("soak"))
 
     def recover(self, plan: LaunchPlan, manifest: Optional[Dict[str, Any]], result: Dict[str, Any]) -> None:
         """After a failed start, do what the plan says: roll back to the last good files, stop the unit, or leave it."""
         if plan.on_failure == ROLL_BACK and manifest is not None:
-            restored = restore_snapshot(self.snapshot_dir, manifest)
+            try:
+                restored = restore_snapshot(self.snapshot_dir, manifest)
+            except SnapshotError as exc:
+                # Checked before the launch, damaged since: put nothing back, stop rather than run a config nobody chose.
+                self.run_command(["systemctl", "stop", self.unit])
+                result.update(stopped=True, rollback_error=str(exc))
+                return
             # The last good config may listen elsewhere than the one that failed (a port change).
             endpoint = manifest.get("endpoint") or {}
             self.host, self.port, self.path = endpoint.get("host", self.host), endpoint.get("port", self.port), endpoint.get("path", self.path)
             rollback = self.launch_and_follow()
             result.update(rolled_back=True, restored_files=restored, rollback=rollback, rollback_ready=rollback["outcome"] == "ready",
                           ready=rollback["outcome"] == "ready")
+            if rollback["outcome"] == "ready":
+                # The process that runs the last good files now is the rollback's: a later drift check compares with it.
+                extra = {key: value for key, value in manifest.items() if key not in ("files", "files_sha256", "format")}
+                extra["invocation"] = show_unit(self.run_command, self.unit).get("InvocationID", "")
+                save_snapshot(self.snapshot_dir, self.files, extra)
         elif plan.on_failure == STOP:
             # Nothing good to go back to: stop, so a crash loop or a hung start does not hold the GPUs.
             self.run_command(["systemctl", "stop", self.unit])
             result["stopped"] = True
+
+
+def read_json_text(text: str) -> Dict[str, Any]:
+    """A JSON object from a state file; {} when it is empty or broken (a file half written by a killed process)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def describe_holder(holder: Dict[str, Any]) -> str:
+    """Who holds the launch lock since when, in words."""
+    since = holder.get("since")
+    when = time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(since)) if isinstance(since, (int, float)) else "an unknown time"
+    return "%s (PID %s on this host) since %s" % (holder.get("holder", "an unknown deploy"), holder.get("pid", "?"), when)
+
+
+def pid_alive(pid: Any) -> bool:
+    """Whether a process with this PID exists on the host."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    return os.path.exists("/proc/%d" % pid)
 
 
 def probe_figures(probe: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
@@ -544,7 +829,7 @@ def main(follow_journal: FollowJournal = JournalFollower, http_check: HttpCheck 
             "files": {"type": "list", "elements": "path", "required": True},
             "files_changed": {"type": "bool", "default": False},
             "state_dir": {"type": "path", "required": True},
-            "state": {"type": "str", "choices": ["started", "restarted"], "default": "started"},
+            "state": {"type": "str", "choices": ["started", "restarted", "status"], "default": "started"},
             "host": {"type": "str", "default": "127.0.0.1"},
             "port": {"type": "int", "default": 30000},
             "sglang_version": {"type": "str", "required": True},
@@ -553,7 +838,10 @@ def main(follow_journal: FollowJournal = JournalFollower, http_check: HttpCheck 
             "stall_timeout": {"type": "float", "default": 600},
             "stall_timeouts": {"type": "dict", "default": {}},
             "rollback": {"type": "bool", "default": True},
-            "settle_time": {"type": "float", "default": 5},
+            "soak_time": {"type": "float", "default": 30, "aliases": ["settle_time"]},
+            "soak_checks": {"type": "int", "default": 3},
+            "lock_timeout": {"type": "float", "default": 300},
+            "holder": {"type": "str", "default": ""},
             "probe": {"type": "dict", "default": {}},
             "probe_against_last_good": {"type": "bool", "default": False},
             "probe_api_key": {"type": "str", "no_log": True},

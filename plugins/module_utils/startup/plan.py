@@ -28,6 +28,8 @@ LEAVE = "leave"  # the files are those of the last good launch (or rollback is o
 
 # In check mode the tasks that write the files did not write them: this stands for what they would write.
 WOULD_WRITE = "(files that this run would write)"
+# The files were changed by hand and this run wrote them back, while the process was started outside a launch.
+DRIFT = "files changed by hand were written back, and the server was started with them"
 
 
 class LaunchPlan(NamedTuple):
@@ -40,7 +42,7 @@ class LaunchPlan(NamedTuple):
 
 
 def plan_launch(*, has_last_good: bool, changed: Sequence[str], files_changed: bool, state: str, check_mode: bool,
-                rollback: bool, ready_now: Optional[bool] = None) -> LaunchPlan:
+                rollback: bool, ready_now: Optional[bool] = None, drifted: bool = False) -> LaunchPlan:
     """Decide the launch.
 
     ``changed`` are the files that differ from the last launch that reached ready (every file when there is
@@ -50,6 +52,10 @@ def plan_launch(*, has_last_good: bool, changed: Sequence[str], files_changed: b
 
     A failed start rolls back only to files that differ: after ``state: restarted`` without a change the
     files are already the last good ones, and rolling back would restart the same failure.
+
+    ``drifted``: this run wrote files back to the last good content, and the running process is not the one that
+    last reached ready (someone changed a file by hand and restarted the unit). That process runs with the
+    hand-made settings, so writing the file back is not enough: it restarts.
     """
     reported = list(changed)
     if check_mode and files_changed and not reported:
@@ -59,6 +65,8 @@ def plan_launch(*, has_last_good: bool, changed: Sequence[str], files_changed: b
         reason: Optional[str] = ", ".join(reported)
     elif state == "restarted":
         reason = "restart requested"
+    elif drifted and files_changed:
+        reason = DRIFT
     elif ready_now is None:
         return LaunchPlan(ASK_READINESS, reported, None, on_failure)
     elif not ready_now:

@@ -7,6 +7,10 @@ A launch is decided by the files that define it (the ``--config`` YAML, the envi
 whoever wrote them: the server role, gpu_tuning or an operator. Their hashes are compared with the set that
 last reached ready, so a second run restarts nothing, and any change (from any role) restarts exactly once.
 The same set is kept as a snapshot, byte for byte with owner and mode, so a failed launch can put it back.
+
+A way back that does not work is worse than none, because the launch relies on it: the manifest carries the
+sha256 of every stored copy and a checksum of its own file list, :func:`snapshot_problems` checks both before a
+launch starts, and :func:`restore_snapshot` checks every copy again before it puts anything back.
 """
 from __future__ import annotations
 
@@ -18,6 +22,11 @@ import tempfile
 from typing import Any, Dict, List, Optional
 
 MANIFEST = "manifest.json"
+MANIFEST_FORMAT = 2  # 2: with a checksum of the file list ("files_sha256")
+
+
+class SnapshotError(Exception):
+    """The snapshot cannot be trusted (a stored copy is missing or differs from its checksum): nothing was restored."""
 
 
 def file_digest(path: str) -> Optional[str]:
@@ -42,6 +51,53 @@ def load_manifest(snapshot_dir: str) -> Optional[Dict[str, Any]]:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and isinstance(data.get("files"), dict) else None
+
+
+def files_checksum(files: Dict[str, Any]) -> str:
+    """sha256 of the manifest's file list, written canonically (sorted keys): a hand-edited or truncated manifest shows."""
+    return hashlib.sha256(json.dumps(files, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
+
+
+def snapshot_exists(snapshot_dir: str) -> bool:
+    """Whether a snapshot was ever written here (its folder is there, readable or not)."""
+    return os.path.lexists(snapshot_dir)
+
+
+def snapshot_problems(snapshot_dir: str) -> List[str]:
+    """What is wrong with the snapshot in words, [] when it can be restored as it is (or none was ever written).
+
+    Checked: the manifest parses and has a file list whose checksum matches; every stored copy exists and has the
+    sha256 the manifest recorded for it. A manifest of format 1 (no list checksum) is checked by its copies alone.
+    """
+    if not snapshot_exists(snapshot_dir):
+        return []
+    path = os.path.join(snapshot_dir, MANIFEST)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except FileNotFoundError:
+        return ["the snapshot has no %s" % MANIFEST]
+    except (OSError, ValueError) as exc:
+        return ["%s cannot be read: %s" % (MANIFEST, exc)]
+    if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
+        return ["%s has no file list" % MANIFEST]
+    problems = []
+    recorded = data.get("files_sha256")
+    if recorded is not None and recorded != files_checksum(data["files"]):
+        problems.append("%s: its file list does not match its checksum (edited or damaged)" % MANIFEST)
+    for name, entry in sorted(data["files"].items()):
+        if entry is None:
+            continue
+        if not isinstance(entry, dict) or not isinstance(entry.get("stored"), str) or not isinstance(entry.get("sha256"), str):
+            problems.append("%s: the entry of %s is damaged" % (MANIFEST, name))
+            continue
+        stored = os.path.join(snapshot_dir, entry["stored"])
+        digest = file_digest(stored)
+        if digest is None:
+            problems.append("the stored copy of %s is missing" % name)
+        elif digest != entry["sha256"]:
+            problems.append("the stored copy of %s differs from its checksum" % name)
+    return problems
 
 
 def changed_files(state: Dict[str, Optional[str]], manifest: Optional[Dict[str, Any]]) -> List[str]:
@@ -69,8 +125,9 @@ def save_snapshot(snapshot_dir: str, paths: List[str], extra: Optional[Dict[str,
         shutil.copy2(path, os.path.join(staging, stored))
         info = os.stat(path)
         files[path] = {"stored": stored, "sha256": file_digest(path), "mode": info.st_mode & 0o7777, "uid": info.st_uid, "gid": info.st_gid}
-    manifest = {"files": files}
+    manifest: Dict[str, Any] = {}
     manifest.update(extra or {})
+    manifest.update(files=files, files_sha256=files_checksum(files), format=MANIFEST_FORMAT)
     with open(os.path.join(staging, MANIFEST), "w", encoding="utf-8") as handle:
         json.dump(manifest, handle, indent=2, sort_keys=True)
     os.chmod(staging, 0o700)
@@ -86,8 +143,12 @@ def save_snapshot(snapshot_dir: str, paths: List[str], extra: Optional[Dict[str,
 def restore_snapshot(snapshot_dir: str, manifest: Dict[str, Any]) -> List[str]:
     """Put the last-good files back (atomic replace per file, owner and mode kept); returns what changed.
 
-    A file that did not exist at the last good launch is removed again.
+    A file that did not exist at the last good launch is removed again. Every stored copy is checked against its
+    checksum first: on a mismatch nothing is put back and :class:`SnapshotError` says which copy.
     """
+    for path, entry in sorted(manifest["files"].items()):
+        if entry is not None and file_digest(os.path.join(snapshot_dir, entry["stored"])) != entry.get("sha256"):
+            raise SnapshotError("the stored copy of %s is missing or differs from its checksum" % path)
     restored = []
     for path, entry in sorted(manifest["files"].items()):
         if entry is None:

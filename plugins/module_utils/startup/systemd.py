@@ -245,3 +245,71 @@ def show_unit(run: Runner, unit: str) -> Dict[str, str]:
 def journal_cursor(run: Runner) -> Optional[str]:
     """The journal's current end, so following starts exactly after it (None on an empty journal)."""
     return parse_cursor(run(["journalctl", "--no-pager", "-q", "-n", "0", "--show-cursor"])[1])
+
+
+def unit_pids(run: Runner, unit: str, cgroup_root: str = "/sys/fs/cgroup") -> List[int]:
+    """Every process of the unit (its cgroup's, cgroup v2), the main PID alone when the cgroup cannot be read."""
+    props = parse_unit_show(run(["systemctl", "show", "-p", "ControlGroup,MainPID", unit])[1])
+    group = props.get("ControlGroup", "")
+    pids: List[int] = []
+    if group:
+        try:
+            with open(os.path.join(cgroup_root, group.lstrip("/"), "cgroup.procs"), encoding="ascii") as handle:
+                pids = [int(text) for text in handle.read().split() if text.isdigit()]
+        except OSError:
+            pids = []
+    main = props.get("MainPID", "0")
+    if not pids and main.isdigit() and main != "0":
+        pids = [int(main)]
+    return pids
+
+
+def process_state(stat_text: str) -> str:
+    """The state letter of a ``/proc/<pid>/stat`` line (``R``, ``S``, ``D``, ``T`` stopped, ``t`` traced...); the
+    command name in parentheses may itself hold spaces and parentheses, so the state is read after the last ``)``."""
+    _head, sep, tail = stat_text.rpartition(")")
+    fields = tail.split() if sep else []
+    return fields[0] if fields else ""
+
+
+def stopped_pids(pids: List[int], proc_root: str = "/proc") -> List[int]:
+    """Those of ``pids`` that are stopped (state T or t: SIGSTOP, a debugger); processes gone meanwhile are left out."""
+    stopped = []
+    for pid in pids:
+        try:
+            with open(os.path.join(proc_root, str(pid), "stat"), encoding="utf-8", errors="replace") as handle:
+                state = process_state(handle.read())
+        except OSError:
+            continue
+        if state in ("T", "t"):
+            stopped.append(pid)
+    return stopped
+
+
+def suppressed_count(text: str, unit: str) -> int:
+    """How many of the unit's messages journald dropped, from its own ``Suppressed N messages from <unit>`` lines
+    (``-o cat`` text; the unit may be named by its cgroup path, ``/system.slice/<unit>``)."""
+    total = 0
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) >= 5 and words[0] == "Suppressed" and words[2] == "messages" and words[3] == "from" and words[1].isdigit():
+            if words[4].rstrip(".").rsplit("/", 1)[-1] == unit:
+                total += int(words[1])
+    return total
+
+
+def journal_suppressed(run: Runner, unit: str, since_epoch: float) -> int:
+    """Messages of the unit that journald's rate limit dropped since ``since_epoch`` (journald says so in its own
+    driver messages, not in the unit's journal); 0 when it dropped none or cannot be asked."""
+    rc, out, _err = run(["journalctl", "--no-pager", "-q", "-o", "cat", "_TRANSPORT=driver", "--since", "@%d" % int(since_epoch)])
+    return suppressed_count(out, unit) if rc == 0 else 0
+
+
+def main_started_at(props: Mapping[str, str], now: float, monotonic_now: float) -> Optional[float]:
+    """When the unit's main process started, in seconds since the epoch, from ``ExecMainStartTimestampMonotonic``
+    (microseconds on the monotonic clock); None when it never started."""
+    try:
+        started = int(props.get("ExecMainStartTimestampMonotonic", "0")) / 1e6
+    except ValueError:
+        return None
+    return now - (monotonic_now - started) if started > 0 else None

@@ -10,7 +10,8 @@ nothing. It never sleeps and never reads a clock itself.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, Mapping, Optional
+import re
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.scanner import StartupLogScanner
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.systemd import JournalLine, unit_exited
@@ -30,13 +31,38 @@ LINES_QUIET_S = 0.05
 # verdict wait past EXIT_VERDICT_S, and never past this.
 EXIT_DRAIN_MAX_S = 5.0
 
+# An HTTP access-log line (uvicorn's, as SGLang configures it: ``127.0.0.1:52144 - "GET /ready HTTP/1.1" 503``).
+# The launch's own readiness polling writes one per request, so such a line is no sign that the server makes
+# progress: a warmup stuck behind a live HTTP server would otherwise never stall.
+ACCESS_LINE = re.compile(r'- "(?:GET|POST|HEAD|PUT|DELETE|OPTIONS|PATCH) \S* HTTP/[0-9.]+" [0-9]{3}\b')
+
 _STALL_HINT = {
     "weights_loading": "weights are still loading: a cold download inside the start looks like this (use the model_cache role), "
                        "or raise sglang_server_stall_timeouts.weights_loading for a very large model on slow disks",
     "cuda_graph_capture": "CUDA graph capture hangs: try cuda_graph_max_bs_decode lower, or disable the graph backends to confirm",
     "parallel_init": "NCCL/distributed init hangs: a P2P path that the platform does not allow (ACS/IOMMU) is a known cause; "
                      "try NCCL_P2P_DISABLE=1 through gpu_tuning_passthrough_env to confirm",
+    "http_up": "the HTTP server is up but the warmup never finished (/ready keeps answering 503): a hung scheduler or a warmup "
+               "request that never returns; read the last log lines",
+    "warmup": "the HTTP server is up but the warmup never finished (/ready keeps answering 503): a hung scheduler or a warmup "
+              "request that never returns; read the last log lines",
 }
+
+
+def is_access_line(message: str) -> bool:
+    """Whether a log line is an HTTP access-log line (a request someone made, not the server's own progress)."""
+    return ACCESS_LINE.search(message) is not None
+
+
+def stopped_stall(failure: Dict[str, Any], stopped: Sequence[int]) -> Dict[str, Any]:
+    """A stall verdict, told apart when the unit's processes are stopped (state T: SIGSTOP, a debugger, a frozen
+    cgroup): then nothing is loading at all, and raising a timeout would not help."""
+    if failure.get("cause") != "stalled" or not stopped:
+        return failure
+    pids = ", ".join(str(pid) for pid in stopped)
+    return dict(failure, reason="%s; the process is stopped (state T: PID %s), not loading" % (failure["reason"], pids),
+                hint="the server's process is stopped (SIGSTOP, a debugger or a frozen cgroup), not loading: find who stopped it; "
+                     "`kill -CONT %s` resumes it" % pids, stopped_pids=list(stopped))
 
 
 class StartWatch:  # pylint: disable=too-many-instance-attributes
@@ -66,6 +92,7 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
         self.http_ready_at: Optional[float] = None
         self.readiness_lost_at: Optional[float] = None
         self.readiness_lost_status: Optional[int] = None
+        self.healthy_checks = 0  # health answers of 200 after ready (the soak counts them)
         self.exit_reason: Optional[str] = None
         self.exit_seen_at: Optional[float] = None  # when the unit's state said the process is gone
         self.exit_logged_at: Optional[float] = None  # when systemd's exit line arrived through the journal
@@ -84,22 +111,25 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
         if entry.invocation and self.old_invocation and entry.invocation == self.old_invocation:
             return
         self.scanner.feed_entry(entry.message, entry.pid, entry.identifier, entry.timestamp or now)
-        self._line_arrived(now)
+        self._line_arrived(now, progress=not is_access_line(entry.message))
 
     def on_line(self, text: str, now: float, timestamp: Optional[float] = None) -> None:
         """A line of log text (a pasted or replayed log, any prefix); the module follows entries (:meth:`on_entry`)."""
         self.scanner.feed(text, timestamp if timestamp is not None else now)
-        self._line_arrived(now)
+        self._line_arrived(now, progress=not is_access_line(text))
 
     @property
     def exit_logged(self) -> bool:
         """systemd's own line about the main process's end has arrived."""
         return self.scanner.systemd_exit_seen
 
-    def _line_arrived(self, now: float) -> None:
+    def _line_arrived(self, now: float, progress: bool = True) -> None:
+        """A line came. Only the server's own lines are progress (they reset the stall clock); an access-log line
+        (the launch's own readiness polling, or any client's request) is not."""
         self.lines += 1
         self.last_line_at = now
-        self.last_activity = now
+        if progress:
+            self.last_activity = now
         self._note_exit_line(now)
         failed = self.scanner.result_outcome() == "failed"
         if self.failure_seen_at is None and failed:
@@ -135,9 +165,14 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
                 self.exit_seen_at = now
 
     def on_http(self, status: Optional[int], now: float) -> None:
-        """The readiness endpoint's answer (None: nothing listens yet, which is normal while loading)."""
+        """The readiness endpoint's answer (None: nothing listens yet, which is normal while loading).
+
+        Pass each answer once: after ready, every 200 counts as one healthy check of the soak.
+        """
         if status == 200 and self.baseline is not None and self.exit_reason is None and self.http_ready_at is None:
             self.http_ready_at = now
+        elif status == 200 and self.http_ready_at is not None and now > self.http_ready_at and self.readiness_lost_at is None:
+            self.healthy_checks += 1
         elif status != 200 and self.http_ready_at is not None and self.readiness_lost_at is None:
             self.readiness_lost_at = now
             self.readiness_lost_status = status
@@ -164,6 +199,16 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
                                 cause="unhealthy_after_ready", hint="the server stopped answering ready (a hung scheduler shows as 503 from "
                                 "/health after SGLANG_HEALTH_CHECK_TIMEOUT): read the last log lines", prefer_own=True)
         return None
+
+    def soaked(self, now: float, soak_time: float, soak_checks: int) -> bool:
+        """Whether the soak is over and passed: ``soak_time`` seconds since ready, at least ``soak_checks`` healthy
+        answers in that time, the process alive and never unhealthy. Only then is the launch good (and its files
+        the last good ones): a server that dies or turns 503 some seconds after ready has not launched."""
+        if self.http_ready_at is None or self.exit_reason is not None or self.readiness_lost_at is not None:
+            return False
+        if soak_time <= 0:
+            return True
+        return now - self.http_ready_at >= soak_time and self.healthy_checks >= soak_checks
 
     @property
     def following_new_process(self) -> bool:

@@ -11,6 +11,7 @@ import json
 import os
 import platform
 import re
+import stat
 import time
 from pathlib import Path
 
@@ -42,6 +43,9 @@ def _lines(name, pid):
     lines = (parse_line(text) for text in (DATA / name).read_text().splitlines())
     return [JournalLine(0.0, pid if line.ident != "systemd" else 1, line.ident or "sglang", line.msg) for line in lines]
 
+
+# A host where the unit never ran (a first deploy): nothing to protect, so no way back is needed.
+NEVER_STARTED = _unit("inv-old", "inactive", "dead", "0")
 
 # Right after ``systemctl restart --no-block`` the old process is still there: running, then stopping.
 STOPPING = [_unit("inv-old"), _unit("inv-old", "deactivating", "stop-sigterm")]
@@ -85,6 +89,8 @@ class Host:
         self.shown = self.before
         self.calls = []
         self.followers = []
+        self.journald = ""  # journald's own driver messages (its "Suppressed N messages" lines)
+        self.started_monotonic = 1  # ExecMainStartTimestampMonotonic (microseconds): the running process started at boot
 
     def launch(self):
         return self.launches[self.restarts - 1] if self.restarts else None
@@ -92,6 +98,11 @@ class Host:
     def run_command(self, args, **kwargs):  # pylint: disable=unused-argument
         args = list(args)
         self.calls.append(args)
+        if args[:2] == ["systemctl", "show"] and args[3] != ",".join(UNIT_PROPERTIES):
+            # the launch's other questions (the way back, a stall's processes): about the unit as last shown
+            assert args[2] == "-p" and args[4:] == [UNIT]
+            props = dict(self.shown, ControlGroup="", ExecMainStartTimestampMonotonic=str(self.started_monotonic))
+            return 0, "".join("%s=%s\n" % (key, props.get(key, "")) for key in args[3].split(",")), ""
         if args[:2] == ["systemctl", "show"]:
             assert args[2:] == ["-p", ",".join(UNIT_PROPERTIES), UNIT]
             launch = self.launch()
@@ -107,6 +118,8 @@ class Host:
                     props = launch["crash"]  # it served, then died
             self.shown = props
             return 0, "".join("%s=%s\n" % item for item in props.items()), ""
+        if args[0] == "journalctl" and "_TRANSPORT=driver" in args:
+            return 0, self.journald, ""
         if args[0] == "journalctl":
             assert "--show-cursor" in args
             return 0, "-- cursor: s=c%d;i=1\n" % self.restarts, ""
@@ -199,7 +212,8 @@ def params_for(files, **changes):
     paths, state_dir = files
     params = {"unit": UNIT, "files": paths, "files_changed": False, "state_dir": state_dir, "state": "started", "host": "0.0.0.0",
               "port": 30000, "sglang_version": "0.5.23", "readiness_path": None, "timeout": 60.0, "stall_timeout": 60.0,
-              "stall_timeouts": {}, "rollback": True, "settle_time": 0.0, "probe": {}, "probe_against_last_good": False, "probe_api_key": None,
+              "stall_timeouts": {}, "rollback": True, "soak_time": 0.0, "soak_checks": 3, "lock_timeout": 5.0,
+              "holder": "pytest", "probe": {}, "probe_against_last_good": False, "probe_api_key": None,
               "secrets": [SECRET]}
     params.update(changes)
     return params
@@ -288,7 +302,7 @@ def test_changed_files_restart_follow_to_ready_and_save_the_snapshot(files):
 
 
 def test_first_launch_without_a_snapshot_restarts_and_records_it(files):
-    host = Host([ready_launch()])
+    host = Host([ready_launch()], before=NEVER_STARTED)
     result = run(host, params_for(files))
     assert result["ready"] is True and result["changed_files"] == sorted(files[0])
     assert load_manifest(os.path.join(files[1], "last-good")) is not None
@@ -315,7 +329,7 @@ def test_failure_rolls_back_the_files_and_reports_rollback_ready(files):
 
 def test_the_last_lines_read_as_journalctl_shows_them(files):
     """failure.last_lines: each followed entry as one journal line - UTC time with microseconds, host, identifier[pid]."""
-    host = Host([failing_launch()])
+    host = Host([failing_launch()], before=NEVER_STARTED)
     last = run(host, params_for(files))["failure"]["last_lines"]
     prefix = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00 %s " % re.escape(platform.node() or "localhost")
     assert re.match(prefix + r"systemd\[1\]: %s: Main process exited, code=exited, status=1/FAILURE$" % UNIT, last[-1])
@@ -352,7 +366,7 @@ def test_a_crash_right_after_ready_is_a_failed_launch_and_rolled_back(files):
     crashing["crash"] = _unit("inv-ready", "failed", "failed", "0", result="signal", code="2", status="11")
     host = Host([crashing, ready_launch(invocation="inv-rollback", pid="4400", previous=after_failure("inv-ready"))])
     short = LaunchTimings(traceback_grace_s=0.05)  # keeps the test short; the grace itself is tested in test_launch_watch
-    result = run(host, params_for(files, settle_time=1.5), timings=short)
+    result = run(host, params_for(files, soak_time=1.5, soak_checks=1), timings=short)
     assert result["failure"]["cause"] == "crashed_after_ready"
     assert result["failure"]["reason"].startswith("the unit failed (Result=signal, killed by signal 11/SEGV) ")
     assert result["rolled_back"] is True and result["rollback_ready"] is True
@@ -361,7 +375,7 @@ def test_a_crash_right_after_ready_is_a_failed_launch_and_rolled_back(files):
 
 
 def test_failure_without_a_last_good_snapshot_stops_the_unit(files):
-    host = Host([failing_launch()])
+    host = Host([failing_launch()], before=NEVER_STARTED)
     result = run(host, params_for(files))
     assert result["failure"]["cause"] == "warmup_failed" and result["ready"] is False
     assert result["stopped"] is True and result["rolled_back"] is False and "rollback_ready" not in result
@@ -395,7 +409,7 @@ def test_secrets_never_appear_in_the_result(files):
 
 
 def test_a_refused_restart_fails_with_redacted_stderr_and_closes_the_follower(files):
-    host = Host(restart_rc=1, restart_err="Failed to restart %s: token %s refused\n" % (UNIT, SECRET))
+    host = Host(before=NEVER_STARTED, restart_rc=1, restart_err="Failed to restart %s: token %s refused\n" % (UNIT, SECRET))
     with pytest.raises(Failed) as caught:
         run(host, params_for(files))
     failure = caught.value.args[0]
@@ -447,7 +461,7 @@ def test_check_mode_without_a_change_reports_nothing_to_do(files):
 
 # ------------------------------------------------------------------------------------------------ main()
 def test_main_fails_the_task_with_the_diagnosis(monkeypatch, files, capsys):
-    host = Host([failing_launch()])
+    host = Host([failing_launch()], before=NEVER_STARTED)
     monkeypatch.setattr(basic.AnsibleModule, "run_command", host.run_command)
     args = {"unit": UNIT, "files": files[0], "state_dir": files[1], "sglang_version": "0.5.23", "secrets": [SECRET]}
     with patch_module_args(args):
@@ -461,7 +475,7 @@ def test_main_fails_the_task_with_the_diagnosis(monkeypatch, files, capsys):
 
 
 def test_main_in_check_mode_exits_with_would_restart(monkeypatch, files, capsys):
-    host = Host()
+    host = Host(before=NEVER_STARTED)
     monkeypatch.setattr(basic.AnsibleModule, "run_command", host.run_command)
     args = {"unit": UNIT, "files": files[0], "state_dir": files[1], "sglang_version": "0.5.23", "_ansible_check_mode": True}
     with patch_module_args(args):
@@ -469,7 +483,7 @@ def test_main_in_check_mode_exits_with_would_restart(monkeypatch, files, capsys)
             sglang_launch.main(follow_journal=host.follower, http_check=host.http, probe=no_probe)
     result = json.loads(capsys.readouterr().out)
     assert caught.value.code == 0 and result["changed"] is True and result["restarted"] is True
-    assert result["changed_files"] == sorted(files[0]) and not host.calls
+    assert result["changed_files"] == sorted(files[0]) and all(call[:2] == ["systemctl", "show"] for call in host.calls)
 
 
 # ------------------------------------------------------------------------------------------------ probe gate
@@ -567,7 +581,7 @@ def test_sglangs_own_message_wins_over_systemds_exit_line_that_came_first(files)
     failing = failing_launch()
     exit_line = failing["lines"].pop()
     failing["lines"].insert(1, exit_line)
-    host = Host([failing])
+    host = Host([failing], before=NEVER_STARTED)
     result = run(host, params_for(files))
     failure = result["failure"]
     assert failure["cause"] == "warmup_failed"
@@ -600,7 +614,7 @@ class LateFollower(FakeFollower):
 
 
 def test_the_exit_reads_the_journal_at_once_instead_of_waiting_for_the_follower(files):
-    host = Host([failing_launch()])
+    host = Host([failing_launch()], before=NEVER_STARTED)
     host.follower = lambda unit, cursor, since_epoch, journalctl="journalctl": host.followers.append(LateFollower(host, unit, cursor)) \
         or host.followers[-1]
     LateFollower.caught = 0
@@ -632,7 +646,7 @@ class SplitFollower(FakeFollower):
 
 
 def test_the_journal_is_read_again_before_the_verdict_until_nothing_new_comes(files):
-    host = Host([failing_launch()])
+    host = Host([failing_launch()], before=NEVER_STARTED)
     host.follower = lambda unit, cursor, since_epoch, journalctl="journalctl": host.followers.append(SplitFollower(host, unit, cursor)) \
         or host.followers[-1]
     SplitFollower.reads = 0
@@ -640,3 +654,153 @@ def test_the_journal_is_read_again_before_the_verdict_until_nothing_new_comes(fi
     assert failure["cause"] == "warmup_failed" and SplitFollower.reads == 3
     assert failure["error_message"].startswith("AssertionError: res=<Response [401]>")
     assert failure["traceback"].splitlines()[-1].startswith("AssertionError: res=<Response [401]>")
+
+
+# ------------------------------------------------------------------------------------------------ the soak
+def test_a_launch_is_good_only_after_its_soak_window_of_healthy_checks(files):
+    snapshot(files)
+    break_config(files)
+    host = Host([ready_launch()])
+    fast = LaunchTimings(probe_interval_s=0.02)
+    result = run(host, params_for(files, soak_time=0.3, soak_checks=4), timings=fast)
+    assert result["ready"] is True and result["soak"]["healthy_checks"] >= 4 and result["soak"]["seconds"] >= 0.3
+    assert load_manifest(os.path.join(files[1], "last-good"))["files"][files[0][0]]["sha256"] == file_digest(files[0][0])
+
+
+# ------------------------------------------------------------------------------------------------ a verified way back
+def _damage_snapshot(files):
+    manifest = load_manifest(os.path.join(files[1], "last-good"))
+    stored = os.path.join(files[1], "last-good", manifest["files"][files[0][0]]["stored"])
+    with open(stored, "ab") as handle:
+        handle.write(b"# damaged\n")
+
+
+def test_a_damaged_snapshot_stops_the_launch_before_any_restart_when_the_disk_is_not_what_runs(files):
+    snapshot(files)
+    _damage_snapshot(files)
+    break_config(files)  # this run's change is on disk already, so the running config is not
+    host = Host([ready_launch()])
+    with pytest.raises(Failed) as failed:
+        run(host, params_for(files, files_changed=True))
+    message = failed.value.args[0]["msg"]
+    assert "has no verified way back: the stored copy of %s differs from its checksum" % files[0][0] in message
+    assert "files were written after the running server started" in message and "Nothing was restarted" in message
+    assert not host.commands("restart") and not host.commands("stop")
+
+
+def test_a_missing_snapshot_is_rebuilt_from_a_healthy_server_whose_files_are_those_it_started_with(files):
+    host = Host()  # the server runs, healthy; its snapshot folder was deleted
+    host.started_monotonic = int(time.monotonic() * 1e6) + 5_000_000  # it started after its files were written
+    result = run(host, params_for(files))
+    assert result["snapshot_rebuilt"].startswith("no last good snapshot exists") and result["restarted"] is False
+    assert result["changed"] is True and not host.commands("restart")
+    manifest = load_manifest(os.path.join(files[1], "last-good"))
+    assert manifest["rebuilt"] is True and manifest["files"][files[0][0]]["sha256"] == file_digest(files[0][0])
+
+
+def test_a_missing_snapshot_with_an_unhealthy_server_stops_before_any_restart(files):
+    host = Host(http_before=503)
+    with pytest.raises(Failed) as failed:
+        run(host, params_for(files))
+    assert "the running server is not healthy now" in failed.value.args[0]["msg"] and not host.commands("restart")
+
+
+def test_a_snapshot_damaged_after_the_check_is_not_restored(files, monkeypatch):
+    snapshot(files)
+    break_config(files)
+    host = Host([failing_launch()])
+    real = sglang_launch.Launcher.launch_and_follow
+
+    def damage_then_launch(self):
+        _damage_snapshot(files)
+        return real(self)
+    monkeypatch.setattr(sglang_launch.Launcher, "launch_and_follow", damage_then_launch)
+    result = run(host, params_for(files))
+    assert result["rolled_back"] is False and result["stopped"] is True and "differs from its checksum" in result["rollback_error"]
+    with open(files[0][0], "rb") as handle:
+        assert handle.read() == BAD  # nothing half-restored
+
+
+# ------------------------------------------------------------------------------------------------ one deploy at a time
+def test_a_second_deploy_waits_for_the_lock_then_fails_with_who_holds_it_since_when(files):
+    import fcntl  # pylint: disable=import-outside-toplevel
+    snapshot(files)
+    os.makedirs(files[1], exist_ok=True)
+    with open(os.path.join(files[1], "launch.lock"), "w", encoding="utf-8") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        held.write(json.dumps({"pid": 777, "since": 1764493315.0, "holder": "deploy.yml by alice", "unit": UNIT}))
+        held.flush()
+        host = Host()
+        started = time.monotonic()
+        with pytest.raises(Failed) as failed:
+            run(host, params_for(files, lock_timeout=0.3))
+        assert time.monotonic() - started >= 0.3
+    message = failed.value.args[0]["msg"]
+    assert "another deploy holds the launch lock of %s: deploy.yml by alice (PID 777 on this host) since " % UNIT in message
+    assert failed.value.args[0]["lock_holder"]["pid"] == 777 and not host.calls  # it touched nothing while it waited
+    assert run(Host(), params_for(files))["restarted"] is False  # released: the next one gets it
+
+
+# ------------------------------------------------------------------------------------------------ the verdict on the host
+def test_the_verdict_is_written_on_the_host_and_a_status_call_reports_it(files):
+    snapshot(files)
+    break_config(files)
+    host = Host([failing_launch(), ready_launch(invocation="inv-rollback", pid="4400", previous=after_failure())])
+    run(host, params_for(files))
+    path = os.path.join(files[1], "last-launch.json")
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    record = json.loads(text)
+    assert record["state"] == "done" and record["outcome"] == "failed" and record["failure"]["cause"] == "warmup_failed"
+    assert record["rolled_back"] is True and record["rollback_ready"] is True and SECRET not in text
+    status = run(Host(), params_for(files, state="status"))
+    assert status["last_launch"] == record and status["changed"] is False and status["snapshot_problems"] == []
+    again = run(Host(), params_for(files))
+    assert again["previous_launch"]["failure"]["cause"] == "warmup_failed"
+
+
+def test_a_launch_that_never_wrote_its_verdict_reads_as_interrupted(files):
+    snapshot(files)
+    os.makedirs(files[1], exist_ok=True)
+    with open(os.path.join(files[1], "last-launch.json"), "w", encoding="utf-8") as handle:
+        json.dump({"state": "in_progress", "pid": 2 ** 22 + 17, "started_at": 1764493315.0, "unit": UNIT}, handle)
+    status = run(Host(), params_for(files, state="status"))
+    assert status["last_launch"]["state"] == "interrupted" and "without a verdict" in status["last_launch"]["note"]
+
+
+# ------------------------------------------------------------------------------------------------ drift
+def test_files_written_back_after_a_hand_edit_restart_a_process_started_outside_a_launch(files):
+    paths, state_dir = files
+    save_snapshot(os.path.join(state_dir, "last-good"), paths, {"unit": UNIT, "invocation": "inv-good"})
+    host = Host([ready_launch()], before=_unit("inv-by-hand"))  # someone edited the unit and restarted it by hand
+    result = run(host, params_for(files, files_changed=True))
+    assert result["restarted"] is True and len(host.commands("restart")) == 1
+    same = Host(before=_unit("inv-ready"))  # the process is the one that reached ready: it never read the hand edit
+    assert run(same, params_for(files, files_changed=True))["restarted"] is False
+
+
+# ------------------------------------------------------------------------------------------------ journald's rate limit
+def test_a_diagnosis_says_when_journald_dropped_lines(files):
+    host = Host([failing_launch()], before=NEVER_STARTED)
+    host.journald = "Suppressed 1180 messages from /system.slice/%s\n" % UNIT
+    failure = run(host, params_for(files))["failure"]
+    assert failure["journal_suppressed"] == 1180
+    assert "journald dropped 1180 of the server's log lines" in failure["hint"] and "sglang_server_log_rate_limit_burst" in failure["hint"]
+
+
+def test_files_changed_by_another_writer_during_the_launch_are_not_kept_as_last_good(files, monkeypatch):
+    good = snapshot(files)
+    break_config(files)
+    host = Host([ready_launch()])
+    real = sglang_launch.Launcher.launch_and_follow
+
+    def another_writer(self):
+        launched = real(self)
+        with open(files[0][1], "ab") as handle:
+            handle.write(b"OTHER=1\n")
+        return launched
+    monkeypatch.setattr(sglang_launch.Launcher, "launch_and_follow", another_writer)
+    result = run(host, params_for(files))
+    assert result["failure"]["cause"] == "files_changed_during_launch" and result["rolled_back"] is False
+    assert load_manifest(os.path.join(files[1], "last-good"))["files"] == good["files"] and len(host.commands("restart")) == 1

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.plan import (
-    ASK_READINESS, LEAVE, NOTHING, RESTART, ROLL_BACK, STOP, WOULD_RESTART, WOULD_WRITE, LaunchPlan, plan_launch)
+    ASK_READINESS, DRIFT, LEAVE, NOTHING, RESTART, ROLL_BACK, STOP, WOULD_RESTART, WOULD_WRITE, LaunchPlan, plan_launch)
 
 YAML, ENV = "/etc/sglang/main.yaml", "/etc/sglang/main.env"
 ALL = [ENV, YAML]
@@ -55,3 +55,16 @@ def test_the_plan_does_not_keep_the_callers_list():
     plan = plan_launch(has_last_good=True, changed=changed, files_changed=False, state="started", check_mode=False, rollback=True)
     changed.append(ENV)
     assert plan.changed_files == [YAML]
+
+
+@pytest.mark.parametrize("files_changed, drifted, check_mode, action, reason", [
+    (True, True, False, RESTART, DRIFT),  # written back, and the process is not the one that reached ready: it ran the drift
+    (True, False, False, ASK_READINESS, None),  # written back, the process is the good one: it never read the hand edit
+    (False, True, False, ASK_READINESS, None),  # nothing written: the disk is what the role wants
+    (True, True, True, WOULD_RESTART, WOULD_WRITE),  # check mode says it would write, and so would restart
+])
+def test_drift_written_back_restarts_the_process_that_runs_it(files_changed, drifted, check_mode, action, reason):
+    plan = plan_launch(has_last_good=True, changed=[], files_changed=files_changed, state="started", check_mode=check_mode,
+                       rollback=True, drifted=drifted)
+    assert (plan.action, plan.reason) == (action, reason)
+    assert plan.on_failure == LEAVE  # the files are the last good ones: a failure has nothing else to go back to

@@ -14,12 +14,16 @@ import pytest
 
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.snapshot import (
     MANIFEST,
+    SnapshotError,
     changed_files,
     current_state,
     file_digest,
+    files_checksum,
     load_manifest,
     restore_snapshot,
     save_snapshot,
+    snapshot_exists,
+    snapshot_problems,
 )
 
 CONFIG = b"model_path: /srv/models/Qwen3-8B\nport: 30000\napi_key: sk-gpufleet-9d8c7b6a5f4e3d2c1b0a\n"
@@ -189,3 +193,59 @@ def test_restore_snapshot_replaces_atomically(launch):
         restore_snapshot(snap, load_manifest(snap))
         assert reader.read() == b"broken: true\n"
     assert _read(paths[0]) == CONFIG
+
+
+# ------------------------------------------------------------------------------------------------ verification
+def test_a_fresh_snapshot_verifies_and_its_manifest_carries_checksums(launch):
+    paths, snap = launch
+    manifest = save_snapshot(snap, paths)
+    assert snapshot_problems(snap) == []
+    assert manifest["files_sha256"] == files_checksum(manifest["files"]) and manifest["format"] == 2
+
+
+def test_no_snapshot_at_all_is_not_a_problem(tmp_path):
+    assert snapshot_problems(str(tmp_path / "last-good")) == [] and not snapshot_exists(str(tmp_path / "last-good"))
+
+
+@pytest.mark.parametrize("damage, words", [
+    ("copy", "the stored copy of {config} differs from its checksum"),
+    ("missing", "the stored copy of {config} is missing"),
+    ("manifest", "manifest.json cannot be read"),
+    ("no-manifest", "the snapshot has no manifest.json"),
+    ("list", "manifest.json: its file list does not match its checksum (edited or damaged)"),
+])
+def test_each_kind_of_damage_is_named(launch, damage, words):
+    paths, snap = launch
+    manifest = save_snapshot(snap, paths)
+    stored = os.path.join(snap, manifest["files"][paths[0]]["stored"])
+    if damage == "copy":
+        with open(stored, "ab") as handle:
+            handle.write(b"# half a write\n")
+    elif damage == "missing":
+        os.unlink(stored)
+    elif damage == "manifest":
+        with open(os.path.join(snap, MANIFEST), "w", encoding="utf-8") as handle:
+            handle.write('{"files": {')
+    elif damage == "no-manifest":
+        os.unlink(os.path.join(snap, MANIFEST))
+    else:
+        manifest["files"][paths[0]]["mode"] = 0o4777  # a restore would put this mode back
+        with open(os.path.join(snap, MANIFEST), "w", encoding="utf-8") as handle:
+            json.dump(manifest, handle)
+    problems = snapshot_problems(snap)
+    assert len(problems) == 1 and problems[0].startswith(words.format(config=paths[0]))
+
+
+def test_restore_checks_every_copy_first_and_puts_nothing_back_on_a_mismatch(launch):
+    paths, snap = launch
+    manifest = save_snapshot(snap, paths)
+    with open(paths[0], "wb") as handle:
+        handle.write(b"port: 1\n")
+    with open(paths[1], "wb") as handle:
+        handle.write(b"X=1\n")
+    with open(os.path.join(snap, manifest["files"][paths[1]]["stored"]), "wb") as handle:
+        handle.write(b"damaged\n")
+    with pytest.raises(SnapshotError, match="the stored copy of %s" % paths[1]):
+        restore_snapshot(snap, manifest)
+    with open(paths[0], "rb") as handle:
+        assert handle.read() == b"port: 1\n"  # not even the good copy was put back: half a restore is a config nobody chose

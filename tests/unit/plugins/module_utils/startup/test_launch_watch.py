@@ -13,7 +13,7 @@ import pytest
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.scanner import PHASES
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.systemd import JournalLine
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.watch import (
-    EXIT_DRAIN_MAX_S, EXIT_VERDICT_S, LINES_QUIET_S, TRACEBACK_GRACE_S, StartWatch, phase_timings)
+    EXIT_DRAIN_MAX_S, EXIT_VERDICT_S, LINES_QUIET_S, TRACEBACK_GRACE_S, StartWatch, is_access_line, phase_timings, stopped_stall)
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "startup_logs")
 OLD = "0a1d5e0c2b7f4c3e9d8a6b5c4d3e2f10"
@@ -443,3 +443,79 @@ def test_phase_timings_are_seconds_from_the_restart():
     assert phase_timings(phases, T0) == [{"phase": "process_started", "at_s": 2.5}, {"phase": "parallel_init", "at_s": None},
                                          {"phase": "weights_loading", "at_s": 9.0}]
     assert not phase_timings([], T0)
+
+
+# ------------------------------------------------------------------------------------------------ soak
+def test_the_soak_needs_its_window_and_its_healthy_checks():
+    watch = _ready_watch()  # ready at T0 + 60
+    assert not watch.soaked(T0 + 60.5, soak_time=10.0, soak_checks=3)
+    for moment in (T0 + 62.0, T0 + 64.0):
+        watch.on_http(200, moment)
+    assert not watch.soaked(T0 + 71.0, soak_time=10.0, soak_checks=3)  # the window passed, but only two checks
+    watch.on_http(200, T0 + 71.5)
+    assert watch.healthy_checks == 3 and watch.soaked(T0 + 71.5, soak_time=10.0, soak_checks=3)
+    assert watch.soaked(T0 + 60.0, soak_time=0.0, soak_checks=3)  # no soak: good at the first ready answer
+
+
+def test_a_soak_never_passes_after_a_503_or_an_exit():
+    lost = _ready_watch()
+    lost.on_http(200, T0 + 61.0)
+    lost.on_http(503, T0 + 62.0)
+    lost.on_http(200, T0 + 63.0)
+    assert not lost.soaked(T0 + 200.0, soak_time=5.0, soak_checks=1)
+    assert lost.settle_verdict(T0 + 200.0)["cause"] == "unhealthy_after_ready"
+    died = _ready_watch()
+    died.on_http(200, T0 + 61.0)
+    died.on_unit(unit(active="failed", sub="failed", pid="0", result="signal", code="2", status="9"), T0 + 66.0)
+    assert not died.soaked(T0 + 200.0, soak_time=5.0, soak_checks=1)
+
+
+# ------------------------------------------------------------------------------------------------ own progress only
+ACCESS = '[2026-11-30 20:01:07] INFO:     127.0.0.1:52144 - "GET /ready HTTP/1.1" 503 Service Unavailable'
+
+
+@pytest.mark.parametrize("line, access", [
+    (ACCESS, True),
+    ('INFO:     127.0.0.1:40222 - "POST /generate HTTP/1.1" 200 OK', True),
+    ('[2026-11-30 20:01:07] INFO:     10.0.0.7:5000 - "GET /health HTTP/1.1" 200', True),
+    ("[2026-11-30 20:01:07 TP0] Load weight end. type=Qwen3ForCausalLM, dtype=torch.bfloat16, avail mem=30.12 GB", False),
+    ('[2026-11-30 20:01:07] The server is fired up and ready to roll!', False),
+])
+def test_access_lines_are_told_from_the_servers_own(line, access):
+    assert is_access_line(line) is access
+
+
+def test_the_launchs_own_polling_is_no_progress_and_a_hang_behind_live_http_stalls():
+    watch = following(stall_timeout=30.0)
+    watch.on_line("[2026-11-30 20:01:00] INFO:     Uvicorn running on http://127.0.0.1:30000 (Press CTRL+C to quit)", T0 + 10.0)
+    assert watch.verdict(T0 + 10.0) is None
+    verdicts = []
+    for second in range(11, 45):  # the readiness polling answers 503 the whole time, one access line per request
+        watch.on_line(ACCESS, T0 + second)
+        watch.on_http(503, T0 + second)
+        verdicts.append((second, watch.verdict(T0 + second)))
+    second, verdict = next((second, verdict) for second, verdict in verdicts if verdict is not None)
+    assert second == 41 and verdict["cause"] == "stalled" and verdict["reason"].startswith("stalled in http_up for 31 s")
+    assert "warmup never finished" in verdict["hint"]
+
+
+def test_a_stall_of_a_stopped_process_says_it_is_stopped_not_loading():
+    failure = {"outcome": "failed", "cause": "stalled", "reason": "stalled in weights_loading for 31 s (no new log line, no phase change)",
+               "hint": "weights are still loading"}
+    told = stopped_stall(failure, [4300, 4301])
+    assert told["reason"].endswith("; the process is stopped (state T: PID 4300, 4301), not loading")
+    assert "stopped" in told["hint"] and "kill -CONT 4300, 4301" in told["hint"] and "loading:" in told["hint"]
+    assert told["stopped_pids"] == [4300, 4301] and failure["hint"] == "weights are still loading"
+    assert stopped_stall(failure, []) is failure  # nothing stopped: a stall as before
+    crash = dict(failure, cause="gpu_out_of_memory")
+    assert stopped_stall(crash, [4300]) is crash  # only a stall is reworded
+
+
+def test_stall_timeout_applies_to_every_phase_unless_one_is_set():
+    loading = following(stall_timeout=30.0)
+    loading.on_line("[2026-11-30 20:01:00 TP0] Load weight begin. avail mem=46.69 GB", T0 + 1.0)
+    assert loading.verdict(T0 + 1.0) is None and loading.verdict(T0 + 30.0) is None
+    assert loading.verdict(T0 + 31.5)["cause"] == "stalled"
+    explicit = following(stall_timeout=30.0, stall_timeouts={"weights_loading": 120.0})
+    explicit.on_line("[2026-11-30 20:01:00 TP0] Load weight begin. avail mem=46.69 GB", T0 + 1.0)
+    assert explicit.verdict(T0 + 1.0) is None and explicit.verdict(T0 + 100.0) is None and explicit.verdict(T0 + 122.0)["cause"] == "stalled"

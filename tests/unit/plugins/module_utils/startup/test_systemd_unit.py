@@ -448,3 +448,60 @@ def test_journal_entries_carry_their_cursor_and_invocation():
     assert parse_journal_json_line(raw) == JournalLine(0.0, 7, "", "x", "s=1;i=2", "9f8e")
     systemds = json.dumps({"MESSAGE": "u.service: Main process exited", "INVOCATION_ID": "0a1d", "SYSLOG_IDENTIFIER": "systemd"}).encode()
     assert parse_journal_json_line(systemds).invocation == "0a1d"
+
+
+# ------------------------------------------------------------------------------------------------ stopped processes
+@pytest.mark.parametrize("stat_line, state", [
+    ("4300 (python3) S 1 4300 4300 0 -1 4194560", "S"),
+    ("4300 (sglang::sched (TP0)) T 1 4300 4300 0 -1", "T"),  # a name with spaces and parentheses of its own
+    ("4301 (python3) t 4300 4300", "t"),
+    ("garbage", ""),
+])
+def test_the_state_letter_of_a_proc_stat_line(stat_line, state):
+    assert systemd_unit.process_state(stat_line) == state
+
+
+def test_stopped_pids_reads_each_process_state(tmp_path):
+    for pid, state in ((4300, "T"), (4301, "S"), (4302, "t")):
+        (tmp_path / str(pid)).mkdir()
+        (tmp_path / str(pid) / "stat").write_text("%d (python3) %s 1 1 1" % (pid, state))
+    assert systemd_unit.stopped_pids([4300, 4301, 4302, 4303], proc_root=str(tmp_path)) == [4300, 4302]  # 4303: gone
+
+
+def test_unit_pids_come_from_the_units_cgroup_or_its_main_pid(tmp_path):
+    group = tmp_path / "system.slice" / "sglang-main.service"
+    group.mkdir(parents=True)
+    (group / "cgroup.procs").write_text("4300\n4301\n")
+
+    def run(args):
+        assert args == ["systemctl", "show", "-p", "ControlGroup,MainPID", "sglang-main.service"]
+        return 0, "ControlGroup=/system.slice/sglang-main.service\nMainPID=4300\n", ""
+    assert systemd_unit.unit_pids(run, "sglang-main.service", cgroup_root=str(tmp_path)) == [4300, 4301]
+    assert systemd_unit.unit_pids(run, "sglang-main.service", cgroup_root=str(tmp_path / "none")) == [4300]
+
+
+# ------------------------------------------------------------------------------------------------ journald's rate limit
+def test_suppressed_messages_are_counted_for_the_unit_only():
+    text = ("Suppressed 1180 messages from /system.slice/sglang-main.service\n"
+            "Suppressed 7 messages from /system.slice/other.service\n"
+            "Suppressed 20 messages from sglang-main.service\n"
+            "Time spent on flushing to /var/log/journal is 1.2ms for 900 entries.\n")
+    assert systemd_unit.suppressed_count(text, "sglang-main.service") == 1200
+    assert systemd_unit.suppressed_count("", "sglang-main.service") == 0
+
+
+def test_journal_suppressed_asks_journald_for_its_own_driver_messages_since_the_start():
+    seen = []
+
+    def run(args):
+        seen.append(args)
+        return 0, "Suppressed 3 messages from /system.slice/sglang-main.service\n", ""
+    assert systemd_unit.journal_suppressed(run, "sglang-main.service", 1764493315.7) == 3
+    assert seen == [["journalctl", "--no-pager", "-q", "-o", "cat", "_TRANSPORT=driver", "--since", "@1764493315"]]
+    assert systemd_unit.journal_suppressed(lambda args: (1, "", "no journal"), "sglang-main.service", 0) == 0
+
+
+def test_the_main_process_start_in_wall_clock_time():
+    props = {"ExecMainStartTimestampMonotonic": "5000000"}  # 5 s after boot
+    assert systemd_unit.main_started_at(props, now=1000.0, monotonic_now=65.0) == 940.0
+    assert systemd_unit.main_started_at({"ExecMainStartTimestampMonotonic": "0"}, 1000.0, 65.0) is None
