@@ -603,8 +603,8 @@ def _hint_capture(message: str, phase: Optional[str], evidence: str) -> Optional
 def _hint_distributed(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
     if "nvshmem" in evidence.lower() or "deep_ep" in evidence:
         return ("DeepEP could not set up NVSHMEM between the ranks (its buffer is created while the model is built): check "
-                "the NVSHMEM that DeepEP was built with and its RDMA transport on every node (nvshmem-info -a; IBGDA needs "
-                "the NVIDIA driver's options and GPUDirect RDMA; RoCE needs the right GID index), run DeepEP's own "
+                "the NVSHMEM that DeepEP was built with and its RDMA transport on every node (nvshmem-info -a; IBGDA, which "
+                "DeepEP needs on InfiniBand and RoCE alike, needs the NVIDIA driver's options), run DeepEP's own "
                 "test_internode.py / test_low_latency.py across the nodes, or start without DeepEP (moe_a2a_backend: deepep, "
                 "enable_deepep_moe on 0.4.x, removed) to confirm the rest works.")
     if "result expired" in evidence or "AsyncResultTimeout" in evidence:
