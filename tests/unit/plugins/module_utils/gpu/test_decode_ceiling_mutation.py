@@ -370,3 +370,138 @@ def test_band_class(args, band):
 def test_bound_texts():
     assert c._bound_text("allreduce_latency") == "the all-reduce latency bound"
     assert c._bound_text("memory_bandwidth") == "the memory-bandwidth bound"
+
+
+# ------------------------------------------------------------------------------------------------ the verdict
+
+def ceiling_of(bound_tps=200.0, bound="memory_bandwidth", link_kind="pcie_host_bridge", tp=2, expected=None):
+    return {"tokens_per_s": bound_tps, "bound": bound, "inputs": {"link_kind": link_kind, "tp": tp},
+            "expected": {"tokens_per_s": 100.0, "band": [0.68, 1.15]} if expected is None else expected}
+
+
+@pytest.mark.parametrize("measured, ceiling", [(None, ceiling_of()), (0, ceiling_of()), (50.0, None),
+                                               (50.0, {"tokens_per_s": 0})])
+def test_no_verdict_without_a_measurement_or_a_bound(measured, ceiling):
+    assert c.efficiency_verdict(measured, ceiling) == {"efficiency": None, "efficiency_of_bound": None, "verdict": None}
+
+
+REMEDY_PCIE = "faster decode needs quantisation, better speculative acceptance or NVLink"
+WHERE = "%d%% of the expected 100.0 tok/s (band 68-115%%; memory-bandwidth bound 200.0 tok/s)"
+
+
+@pytest.mark.parametrize("measured, text", [
+    (68.0, (WHERE % 68) + ": as expected for this hardware; more flags will not help much; " + REMEDY_PCIE),
+    (115.0, (WHERE % 115) + ": as expected for this hardware; more flags will not help much; " + REMEDY_PCIE),
+    (116.0, (WHERE % 116) + ": faster than this model of the box expects, still under the bound; more flags will not help"
+                            " much; " + REMEDY_PCIE),
+    (67.0, (WHERE % 67) + ": below what this hardware normally reaches; check the launch flags (CUDA graphs on, custom"
+                          " all-reduce, attention backend), NCCL P2P settings, power and clocks, and that the probe ran alone"),
+])
+def test_the_band_edges_of_the_verdict(measured, text):
+    assert c.efficiency_verdict(measured, ceiling_of()) == {"efficiency": round(measured / 100.0, 4),
+                                                             "efficiency_of_bound": round(measured / 200.0, 4), "verdict": text}
+
+
+def test_one_gpu_or_nvlink_needs_more_bandwidth_not_nvlink():
+    for ceiling in (ceiling_of(tp=1), ceiling_of(link_kind="nvlink", tp=2), ceiling_of(link_kind=None, tp=4)):
+        assert c.efficiency_verdict(90.0, ceiling)["verdict"].endswith(
+            "; faster decode needs quantisation, better speculative acceptance or a GPU with more memory bandwidth")
+
+
+def test_an_all_reduce_bound_box_needs_fewer_gpus():
+    verdict = c.efficiency_verdict(90.0, ceiling_of(bound="allreduce_latency"))["verdict"]
+    assert verdict == ("90% of the expected 100.0 tok/s (band 68-115%; all-reduce latency bound 200.0 tok/s): as expected for"
+                       " this hardware; more flags will not help much; faster decode needs fewer GPUs per replica (lower TP),"
+                       " NVLink")
+    verdict = c.efficiency_verdict(90.0, ceiling_of(bound="allreduce_latency", link_kind="nvlink"))["verdict"]
+    assert verdict.endswith("faster decode needs fewer GPUs per replica (lower TP), a lower-latency all-reduce")
+
+
+def test_above_the_bound_says_the_inputs_are_wrong():
+    assert c.efficiency_verdict(210.1, ceiling_of()) == {
+        "efficiency": 2.101, "efficiency_of_bound": round(210.1 / 200.0, 4),
+        "verdict": "105% of the memory-bandwidth bound (200.0 tok/s), above it: check the ceiling's inputs (parameter count,"
+                   " dtype or quantisation, GPU bandwidth, accept length)"}
+    at_edge = c.efficiency_verdict(210.0, ceiling_of(expected={"tokens_per_s": 100.0, "band": [0.68, 2.2]}))
+    assert at_edge["verdict"].startswith("210% of the expected 100.0 tok/s")  # 1.05 of the bound is not above it
+    assert c.efficiency_verdict(300.0, ceiling_of(expected={}))["efficiency"] is None
+
+
+def test_without_an_expectation_only_the_share_of_the_bound():
+    assert c.efficiency_verdict(50.0, ceiling_of(expected={})) == {
+        "efficiency": None, "efficiency_of_bound": 0.25, "verdict": "25% of the memory-bandwidth bound (200.0 tok/s)"}
+    spec = ceiling_of(expected={"speculative": {"break_even_accept_length": 1.25}})
+    assert c.efficiency_verdict(50.0, spec)["verdict"] == (
+        "25% of the memory-bandwidth bound (200.0 tok/s); speculative decoding without a measured accept length: no expected"
+        " figure (speculation pays above an accept length of 1.25 on this box)")
+
+
+def test_without_a_band_the_verdict_takes_75_to_100_percent():
+    verdict = c.efficiency_verdict(75.0, ceiling_of(expected={"tokens_per_s": 100.0}))["verdict"]
+    assert verdict.startswith("75% of the expected 100.0 tok/s (band 75-100%; memory-bandwidth bound 200.0 tok/s): as expected")
+    assert ": below what" in c.efficiency_verdict(74.0, ceiling_of(expected={"tokens_per_s": 100.0}))["verdict"]
+
+
+def test_a_speculative_expectation_says_what_speculation_buys():
+    expected = {"tokens_per_s": 100.0, "band": [0.6, 1.35], "tokens_per_s_no_spec": 62.5, "accept_length": 2.5,
+                "speculative": {"break_even_accept_length": 1.25}}
+    assert c.efficiency_verdict(90.0, ceiling_of(expected=expected))["verdict"].endswith(
+        "; speculation at accept length 2.50 buys 1.60x over none (break-even 1.25)")
+
+
+# ------------------------------------------------------------------------------------------------ accept length
+
+STEP = {"tokens_per_s": 100.0, "accept_length": 1.0, "bound": "memory_bandwidth",
+        "per_step_ms": {"weights": 8.0, "allreduce": 2.0, "total": 10.0}, "inputs": {"tp": 1}}
+AUTO_SPEC = {"algorithm": "EAGLE", "num_steps": 3, "eagle_topk": 1, "num_draft_tokens": 4, "max_accept_length": 4.0,
+             "draft_layers": 1, "draft_vocab": None, "draft_params_b": None}
+
+
+def test_no_accept_length_no_speculation_is_the_target_step():
+    assert c.with_accept_length(STEP, None) == dict(STEP, accept_length=1.0, accept_length_measured=False, tokens_per_s=100.0,
+                                                    tokens_per_s_no_spec=100.0,
+                                                    per_token_ms={"weights": 8.0, "allreduce": 2.0, "total": 10.0})
+
+
+def test_a_measured_accept_length_without_settings_assumes_sglangs_automatic_steps():
+    out = c.with_accept_length(STEP, "2.5")
+    assert (out["accept_length"], out["accept_length_measured"], out["tokens_per_s"], out["tokens_per_s_no_spec"]) == (
+        2.5, True, 250.0, 100.0)
+    assert out["per_token_ms"] == {"weights": 3.2, "allreduce": 0.8, "total": 4.0}
+    assert out["inputs"] == {"tp": 1, "speculative": AUTO_SPEC}
+    assert STEP["inputs"] == {"tp": 1}
+
+
+def test_an_accept_length_of_one_is_no_speculation():
+    out = c.with_accept_length(STEP, 1.0)
+    assert (out["accept_length"], out["accept_length_measured"], out["tokens_per_s"]) == (1.0, True, 100.0)
+    assert "speculative" not in out["inputs"]
+
+
+def test_a_speculative_server_without_a_measurement_is_bounded_by_its_drafts():
+    out = c.with_accept_length(STEP, None, {"algorithm": "EAGLE", "num_steps": 1})
+    assert (out["accept_length"], out["tokens_per_s"]) == (2.0, 200.0)
+    from_inputs = c.with_accept_length(dict(STEP, inputs={"speculative": dict(AUTO_SPEC, notes=["n"])}), None)
+    assert from_inputs["accept_length"] == 4.0 and from_inputs["inputs"]["speculative"] == AUTO_SPEC
+
+
+def test_the_accept_length_is_checked_against_the_steps():
+    assert c.with_accept_length(STEP, 4.0)["tokens_per_s"] == 400.0
+    with pytest.raises(CeilingError) as caught:
+        c.with_accept_length(STEP, 4.01)
+    assert str(caught.value) == "accept_length 4.01 is more than 3 speculative steps can give (4)"
+    with pytest.raises(CeilingError) as caught:
+        c.with_accept_length(STEP, 0.99)
+    assert str(caught.value) == "accept_length counts the bonus token, so it is >= 1.0 (got 0.99)"
+
+
+def test_a_ceiling_without_its_breakdown_is_rebuilt_from_its_speed():
+    out = c.with_accept_length({"tokens_per_s_no_spec": 50.0}, None)
+    assert (out["tokens_per_s"], out["per_token_ms"]) == (50.0, {"total": 20.0})
+    out = c.with_accept_length({"tokens_per_s": 120.0, "accept_length": 2.0, "per_step_ms": {"total": 0}}, None)
+    assert (out["tokens_per_s_no_spec"], out["per_token_ms"]) == (60.0, {"total": 16.6667})
+    out = c.with_accept_length({"tokens_per_s": 80.0}, None)
+    assert out["tokens_per_s"] == 80.0
+    with pytest.raises(CeilingError) as caught:
+        c.with_accept_length({"per_step_ms": {}}, None)
+    assert str(caught.value) == "the ceiling has neither per_step_ms.total nor tokens_per_s_no_spec"
