@@ -213,3 +213,36 @@ def test_combining_copies_the_values():
     merged, notes = combine_args({}, rows)
     merged["x"]["deep"].append(2)
     assert rows[0]["args"]["x"]["deep"] == [1] and notes == []
+
+
+def test_min_and_max_are_rounded_to_two_digits_like_the_mean():
+    stats = run_stats([50.004, 51.006])
+    assert (stats["min"], stats["max"], stats["mean"]) == (50.0, 51.01, 50.5)
+
+
+def test_the_threshold_is_the_floor_as_given_rounded_to_a_tenth():
+    result = compare(run_stats([100.0, 100.0]), run_stats([110.0, 110.0]), 2.26)
+    assert (result["threshold_pct"], result["reason"]) == (2.3, "+10.0% beats the noise (0.0%) and the 2.3% floor")
+
+
+def test_a_hint_keeps_its_last_letter():
+    assert failure_reason("crashed", {"cause": "x", "hint": "see journalctl -u sglang@X."}) == (
+        "cause x; hint: see journalctl -u sglang@X")
+
+
+def test_a_ceiling_below_one_token_per_second_is_still_a_ceiling():
+    assert top_ceiling({"tokens_per_s": 0.5}) == {"tokens_per_s": 0.5, "bound": None}
+    assert top_ceiling({"tokens_per_s": 1}) == {"tokens_per_s": 1.0, "bound": None}
+
+
+def test_a_measured_candidate_without_runs_word_for_word():
+    with pytest.raises(TuneReportError) as caught:
+        candidate_row({"name": "c", "status": "measured", "runs": []}, 1, run_stats([50.0]), None, 2.0)
+    assert str(caught.value) == "candidates[1] (c) is measured but has no runs"
+
+
+def test_the_combined_args_share_nothing_with_the_base_args():
+    base = {"json_model_override_args": {"rope_scaling": {"factor": 4.0}}}
+    merged, _ = combine_args(base, [{"name": "a", "args": {"x": 1}}])
+    merged["json_model_override_args"]["rope_scaling"]["factor"] = 8.0
+    assert base == {"json_model_override_args": {"rope_scaling": {"factor": 4.0}}}
