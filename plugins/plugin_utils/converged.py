@@ -1,0 +1,160 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.sglang contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The controller's half of the converged check: the run's inputs as one digest, and the record of what runs as a
+run that restarts nothing reports it.
+
+Why: the host can tell whether its state is what the last good chain left (module converged_state), but only
+the controller knows whether this run asks for the same thing. Its inputs are every variable the inventory and
+the command line give the host (what ``hostvars`` holds, less Ansible's own and the private ``_`` names, which are
+set during a play) and the collection's code (its roles, playbooks, plugins and data: role defaults and templates
+are inputs too). Variables are read one by one, so one that cannot be templated yet only marks itself.
+
+Runs on the controller (filters ``gpufleet.sglang.converged_fingerprint`` and ``converged_results``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from typing import Any, Dict, Iterable, Optional
+
+# Folders of the collection whose files are inputs of the chain.
+CODE_FOLDERS = ("roles", "playbooks", "plugins", "data", "meta")
+# Ansible's magic variables and others a play sets that say nothing about what the host should run.
+MAGIC = frozenset((
+    "groups", "group_names", "hostvars", "inventory_dir", "inventory_file", "inventory_hostname",
+    "inventory_hostname_short", "omit", "play_hosts", "playbook_dir", "role_names", "environment", "vars",
+    "ansible_play_batch", "ansible_play_hosts", "ansible_play_hosts_all",
+))
+# Facts the chain itself sets: a second pass of the chain in one play sees them, and they are its outputs.
+OUTPUTS = (
+    "nvidia_driver_installed_version", "nvidia_driver_plan",
+    "gpu_tuning_gpu_facts", "gpu_tuning_policy", "gpu_tuning_env", "gpu_tuning_server_args", "gpu_tuning_warnings",
+    "gpu_tuning_verify_results", "gpu_tuning_verify_result",
+    "sglang_install_venv", "sglang_install_installed_version",
+    "model_cache_model_path", "model_cache_served_model_name", "model_cache_env",
+    "sglang_server_results",
+)
+STATE_ITEMS_SUFFIX = "_state_items"
+# Prefixes of names that are not inputs of the chain: Ansible's own, private names set during a play, the run
+# parameters of rollout.yml (its report folder differs every run; rollout_restart reaches the chain as
+# sglang_server_state, which the playbook adds itself) and the controller-side settings of the playbooks.
+NOT_INPUTS = ("ansible_", "_", "rollout_", "gpufleet_sglang_")
+LAST_LAUNCH = "at the last launch, "
+
+
+def code_digest(root: str, folders: Iterable[str] = CODE_FOLDERS) -> str:
+    """sha256 over the relative path and content of every file below root's folders (caches and bytecode left out)."""
+    sha = hashlib.sha256()
+    for folder in folders:
+        for base, dirs, files in os.walk(os.path.join(root, folder)):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+            for name in sorted(files):
+                if name.endswith((".pyc", ".pyo")):
+                    continue
+                full = os.path.join(base, name)
+                sha.update(os.path.relpath(full, root).encode("utf-8") + b"\0")
+                with open(full, "rb") as handle:
+                    sha.update(hashlib.sha256(handle.read()).digest())
+    return sha.hexdigest()
+
+
+def input_names(names: Iterable[str]) -> list:
+    """The variable names that are inputs: not Ansible's, not private, not a playbook's run parameter or setting,
+    not an output or state list of the chain."""
+    return sorted(str(n) for n in names
+                  if not str(n).startswith(NOT_INPUTS) and str(n) not in MAGIC and str(n) not in OUTPUTS
+                  and not str(n).endswith(STATE_ITEMS_SUFFIX))
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-able copy (mappings and sequences walked; anything else as its string)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+def fingerprint(host_vars: Any, code: str, extra: Optional[Mapping] = None) -> str:
+    """The digest of a run's inputs: the host's input variables (each templated on its own; facts left out), extra,
+    and code."""
+    values: Dict[str, Any] = {}
+    # Facts a module returned are vars too (gpu_facts, getent_passwd, ...): they are the host's, not inputs.
+    try:
+        facts = set(host_vars["ansible_facts"])
+    except Exception:  # pylint: disable=broad-exception-caught  # no facts at all
+        facts = set()
+    for name in input_names(n for n in host_vars.keys() if n not in facts):
+        try:
+            values[name] = _plain(host_vars[name])
+        except Exception as err:  # pylint: disable=broad-exception-caught  # any templating error marks the variable
+            values[name] = "(cannot be templated: %s)" % err.__class__.__name__
+    payload = {"vars": values, "extra": _plain(extra or {}), "code": code}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+
+
+def probe_figures(probe: Any) -> Optional[Dict[str, Any]]:
+    """The part of a probe result a launch keeps with its last good files (the figures a later run reports):
+    no per-request rows; None without measured levels. The same selection sglang_launch makes."""
+    if not isinstance(probe, Mapping) or not isinstance(probe.get("levels"), list) or not probe["levels"]:
+        return None
+    levels = [{k: v for k, v in level.items() if k != "request_details"} for level in probe["levels"] if isinstance(level, Mapping)]
+    keep = ("started_at", "model", "server_version", "endpoint", "output_tokens", "accept_length", "ceiling", "efficiency",
+            "efficiency_concurrency", "verdict")
+    figures = {k: probe.get(k) for k in keep if probe.get(k) is not None}
+    figures["levels"] = levels
+    return figures
+
+
+def converged_results(results: Any, check_mode: bool = False) -> Dict[str, Any]:
+    """``sglang_server_results`` as a run that finds every instance ready on unchanged files reports it.
+
+    Such a run restarts nothing, writes nothing and measures nothing: the figures are those kept with the last
+    good launch (measured by the run that made it), and there is no time to ready or baseline of this run.
+    Applying it twice gives the same result.
+    """
+    if not isinstance(results, Mapping):
+        return {}
+    out: Dict[str, Any] = {}
+    for name, record in results.items():
+        if not isinstance(record, Mapping):
+            continue
+        item = dict(record)
+        measured = str(record.get("probe_measured") or "never")
+        if measured == "this run":
+            figures = probe_figures(record.get("probe"))
+            item["probe"] = figures
+            item["probe_measured"] = (LAST_LAUNCH + str(figures.get("started_at", "?"))) if figures else "never"
+        item.update(restarted=False, check_mode=bool(check_mode), changed_files=[], time_to_ready_s=None,
+                    probe_baseline=None)
+        out[str(name)] = item
+    return out
+
+
+def _release(version: Any) -> tuple:
+    """A release string as numbers for comparing (``0.5.23`` -> (0, 5, 23)); unknown parts count as 0."""
+    parts = []
+    for part in str(version or "").split(".")[:3]:
+        digits = "".join(ch for ch in part if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts + [0] * (3 - len(parts)))
+
+
+def converged_readiness(record: Any) -> Dict[str, Any]:
+    """The readiness check of one server for the converged check, from its ``sglang_server_results`` entry.
+
+    The same endpoint and wait the launch asks when it restarts nothing: ``/ready`` (answered at once) from
+    SGLang 0.5.20, else ``/health`` (which runs one generation, hence the longer wait). The host comes from the
+    unit's --config file on the target.
+    """
+    if not isinstance(record, Mapping):
+        return {}
+    ready = _release(record.get("sglang_version")) >= (0, 5, 20)
+    return {"unit": record.get("unit"), "port": record.get("port"), "path": "/ready" if ready else "/health",
+            "timeout": 2.0 if ready else 25.0}
