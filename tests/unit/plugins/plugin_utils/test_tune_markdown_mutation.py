@@ -101,3 +101,10 @@ def test_a_ceiling_without_a_bound_and_an_empty_one():
     assert ceiling_text({"tokens_per_s": 29.0, "bound": None}) == "Decode ceiling of this box: **29.00 tok/s**."
     assert ceiling_text({"tokens_per_s": 29.0}) == "Decode ceiling of this box: **29.00 tok/s**."
     assert ceiling_text({}) == "Decode ceiling: no ceiling given, so the vs-ceiling column is empty."
+
+
+def test_the_winning_args_keep_their_last_character():
+    report = {"metric": "m", "min_gain_pct": 2.0, "ceiling": None,
+              "baseline": {"n": 1, "mean": 50.0, "min": 50.0, "max": 50.0, "spread_pct": 0.0, "efficiency": None},
+              "rows": [], "kept": [], "notes": [], "winning_args": {"served_model_name": "MIX"}}
+    assert render_markdown(report).endswith("```yaml\nsglang_server_args:\n  served_model_name: MIX\n```\n")
