@@ -123,3 +123,10 @@ def test_a_speculative_candidate_above_the_bound_is_not_listed_as_above_the_ceil
     report = tune_report([measured("eagle", [90.0], {"speculative_algorithm": "EAGLE"})], {"runs": [50.0]}, {"tokens_per_s": 61.2})
     assert report["notes"] == ["eagle changes speculative decoding, so the base config's 61.20 tok/s bound is not its bound;"
                                " its probe reports its own at its accept length"]
+
+
+def test_a_named_candidate_shares_no_nested_value_with_the_input():
+    nested = {"rope_scaling": {"factor": 4.0}}
+    result = normalise_candidate({"name": "rope", "args": {"json_model_override_args": nested}})
+    assert result["args"]["json_model_override_args"] == nested
+    assert result["args"]["json_model_override_args"] is not nested
