@@ -33,10 +33,12 @@ def server_instances(instances: Any, name: Any, args: Any, env: Any, api_key: An
     return _server_instances(instances, name, args, env, api_key)
 
 
-def server_instances_check(instances: Any, name: Any, args: Any, env: Any) -> List[str]:
+def server_instances_check(instances: Any, name: Any, args: Any, env: Any, user: Any = None, uid: Any = None,
+                           paths: Any = None) -> List[str]:
     """``sglang_server_instances | gpufleet.sglang.server_instances_check(sglang_server_instance, sglang_server_args,
-    sglang_server_env)``: one message per problem, [] when usable (plugin_utils/server_instances.py)."""
-    return _server_instances_check(instances, name, args, env)
+    sglang_server_env, user=..., uid=..., paths=...)``: one message per problem, [] when usable
+    (plugin_utils/server_instances.py)."""
+    return _server_instances_check(instances, name, args, env, user=user, uid=uid, paths=paths)
 
 
 @filter_errors("server_args_merge", ServerLaunchError)

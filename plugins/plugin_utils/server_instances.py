@@ -14,20 +14,24 @@ Two ways to give the instances, both as before:
 - otherwise one instance built from ``sglang_server_instance``, ``sglang_server_args``, ``sglang_server_env``
   and ``sglang_server_api_key``.
 
-The rules, exactly those of the assert they replace (the same regular expressions, tested the way Jinja's
-``match`` test does, ``re.match``): names unique and matching ``NAME_PATTERN`` (compared as text), each
-instance's args a mapping, each instance its own port (``args.port``, 30000 when not set), every environment key
-(of each instance's env and of ``sglang_server_env``) matching ``ENV_KEY_PATTERN``. An env that is not a mapping,
-which made the assert itself crash, is reported as such.
+The rules: names unique and matching ``NAME_PATTERN`` as a whole (``re.fullmatch``: Jinja's ``match`` let a
+trailing newline through, and a name is part of a unit name and of paths), each instance's args a mapping, each
+instance its own port (``args.port``, 30000 when not set), every environment key (of each instance's env and of
+``sglang_server_env``) matching ``ENV_KEY_PATTERN``, every environment value free of control characters (a
+systemd environment file cannot carry a newline or a NUL: the first was silently turned into a space, the second
+broke the unit). An env that is not a mapping is reported as such. With the host's settings given
+(:func:`host_messages`): the service user is not root (by name or by uid 0), and the config and state folders are
+absolute, normalised paths other than ``/`` (no ``..`` that would take the instance's files elsewhere).
 
 Runs on the controller (filters ``gpufleet.sglang.server_instances`` and ``server_instances_check``).
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Mapping
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,31}$"
 ENV_KEY_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -92,7 +96,7 @@ def name_messages(entries: List[Tuple[Dict[str, str], Any]]) -> List[str]:
     seen: Dict[str, str] = {}
     for names, item in entries:
         name = str(item["name"])
-        if not re.match(NAME_PATTERN, name):
+        if not re.fullmatch(NAME_PATTERN[1:-1], name):
             messages.append("%s: %r is not a usable instance name; use 1 to 32 of a-z, 0-9, '_' and '-', starting with a "
                             "letter or a digit (it names the unit sglang-<name>.service and the instance's files)." % (names["name"], name))
         if name in seen:
@@ -139,7 +143,31 @@ def _env_key_messages(variable: str, env: Any) -> List[str]:
     if not isinstance(env, Mapping):
         return ["%s: must be a mapping of environment variables (NAME: value), not a %s." % (variable, type(env).__name__)]
     return ["%s: %r is not a shell-style variable name (letters, digits and '_', not starting with a digit); rename or "
-            "remove it." % (variable, str(key)) for key in env if not re.match(ENV_KEY_PATTERN, str(key))]
+            "remove it." % (variable, str(key)) for key in env if not re.fullmatch(ENV_KEY_PATTERN[1:-1], str(key))]
+
+
+CONTROL_NAMES = {"\n": "a newline", "\r": "a carriage return", "\t": "a tab", "\x00": "a NUL"}
+
+
+def _control_character(text: str) -> Optional[Tuple[int, str]]:
+    """The first control character of a value (C0, DEL or C1) with its position, or None."""
+    for index, char in enumerate(text):
+        if ord(char) < 32 or 127 <= ord(char) < 160:
+            return index, CONTROL_NAMES.get(char, "the control character U+%04X" % ord(char))
+    return None
+
+
+def _env_value_messages(variable: str, env: Any) -> List[str]:
+    """Rule 6 for one environment mapping (one that is not a mapping is rule 5's)."""
+    if not isinstance(env, Mapping):
+        return []
+    messages = []
+    for key, value in env.items():
+        found = _control_character(str(value))
+        if found is not None:
+            messages.append("%s.%s: the value holds %s (at character %d); a systemd environment file cannot carry it - "
+                            "remove it or pass the value another way (a file the service reads)." % (variable, key, found[1], found[0]))
+    return messages
 
 
 def env_messages(entries: List[Tuple[Dict[str, str], Any]], common_env: Any, single: bool) -> List[str]:
@@ -150,22 +178,54 @@ def env_messages(entries: List[Tuple[Dict[str, str], Any]], common_env: Any, sin
     messages = []
     for names, item in entries:
         messages += _env_key_messages(names["env"], item.get("env", {}))
+        messages += _env_value_messages(names["env"], item.get("env", {}))
     if not single:
         messages += _env_key_messages(COMMON_ENV_VAR, common_env)
+        messages += _env_value_messages(COMMON_ENV_VAR, common_env)
     return messages
 
 
-def server_instances_check(instances: Any, name: Any, args: Any, env: Any) -> List[str]:
+USER_VAR = "sglang_server_user"
+PATH_VARS = ("sglang_server_config_dir", "sglang_server_state_root")
+
+
+def host_messages(user: Any, uid: Any = None, paths: Optional[Mapping[str, Any]] = None) -> List[str]:
+    """The host-side rules: the service user is not root, the folders stay where they are named.
+
+    ``uid`` is the user's uid on the host when it exists there (None when it does not yet: the role creates it as a
+    system user, never uid 0); ``paths`` maps the folder variables to their values.
+    """
+    messages = []
+    name = str(user)
+    if name in ("root", "0") or (uid is not None and str(uid) == "0"):
+        what = "is root" if name in ("root", "0") else "has uid 0 on this host"
+        messages.append("%s: %r %s; SGLang must run as an unprivileged system user (the default 'sglang'), so that a "
+                        "hole in the server is not root on the box." % (USER_VAR, name, what))
+    for variable, value in sorted((paths or {}).items()):
+        text = str(value)
+        if not text.startswith("/") or text.rstrip("/") == "" or posixpath.normpath(text) != text.rstrip("/") or "//" in text:
+            messages.append("%s: %r is not an absolute, normalised folder other than '/'; write it as one (no '..', '.' or "
+                            "'//'), so the instances' files stay inside it." % (variable, text))
+        elif _control_character(text) is not None:
+            messages.append("%s: %r holds a control character; name a plain folder." % (variable, text))
+    return messages
+
+
+def server_instances_check(instances: Any, name: Any, args: Any, env: Any, user: Any = None, uid: Any = None,
+                           paths: Optional[Mapping[str, Any]] = None) -> List[str]:
     """One message per problem, each naming the variable at fault and what to do; [] when the settings are usable.
 
     ``env`` is ``sglang_server_env``: the single instance's environment, and with a list of instances the
-    environment every one of them gets on top of its own.
+    environment every one of them gets on top of its own. ``user``, ``uid`` and ``paths`` (when given) are checked
+    by :func:`host_messages`.
     """
+    host = host_messages(user, uid, paths) if user is not None else []
     try:
         single, entries = _entries(instances, name, args, env)
     except ServerInstancesError as exc:
-        return ["%s." % exc]
+        return ["%s." % exc] + host
     shape = _shape_messages(entries)
     if shape:
-        return shape
-    return name_messages(entries) + args_messages(entries) + port_messages(entries) + env_messages(entries, env, single)
+        return shape + host
+    return (name_messages(entries) + args_messages(entries) + port_messages(entries) + env_messages(entries, env, single)
+            + host)

@@ -148,3 +148,55 @@ def test_items_that_are_not_instances_stop_the_check_there():
 
 def test_a_list_that_is_not_a_list_is_one_message():
     assert check("main") == ["sglang_server_instances must be a list of {name, args, env, api_key}, not str."]
+
+
+# ------------------------------------------------------------------------------------------------ bad input refused
+@pytest.mark.parametrize("value, words", [
+    ("a\nb", "sglang_server_env.NOTE: the value holds a newline (at character 1)"),
+    ("a\x00b", "sglang_server_env.NOTE: the value holds a NUL (at character 1)"),
+    ("tab\there", "sglang_server_env.NOTE: the value holds a tab (at character 3)"),
+    ("esc\x1b[0m", "sglang_server_env.NOTE: the value holds the control character U+001B (at character 3)"),
+])
+def test_an_environment_value_with_a_control_character_is_refused_by_name(value, words):
+    messages = check([], env={"NOTE": value, "PLAIN": "0,1"})
+    assert len(messages) == 1 and messages[0].startswith(words)
+
+
+def test_each_instance_env_value_is_checked_under_its_own_name():
+    messages = server_instances_check([{"name": "a", "args": {"port": 1}, "env": {"X": "1\n2"}}], "main", {}, {"Y": "\r"})
+    assert [m.split(":")[0] for m in messages] == ["sglang_server_instances[0].env.X", "sglang_server_env.Y"]
+
+
+@pytest.mark.parametrize("name", ["main\n", "../etc", "a/b", "."])
+def test_an_instance_name_that_would_leave_its_folder_is_refused(name):
+    messages = check([], name=name)
+    assert len(messages) == 1 and messages[0].startswith("sglang_server_instance: %r is not a usable instance name" % name)
+
+
+@pytest.mark.parametrize("user, uid, words", [
+    ("root", None, "sglang_server_user: 'root' is root;"),
+    ("0", None, "sglang_server_user: '0' is root;"),
+    ("admin", 0, "sglang_server_user: 'admin' has uid 0 on this host;"),
+])
+def test_the_service_user_is_never_root(user, uid, words):
+    messages = server_instances_check([], "main", {}, {}, user=user, uid=uid, paths={})
+    assert len(messages) == 1 and messages[0].startswith(words)
+
+
+def test_an_unprivileged_user_and_plain_folders_pass():
+    paths = {"sglang_server_config_dir": "/etc/sglang", "sglang_server_state_root": "/var/lib/sglang/"}
+    assert server_instances_check([], "main", {}, {}, user="sglang", uid=998, paths=paths) == []
+    assert server_instances_check([], "main", {}, {}, user="sglang", uid=None, paths=paths) == []  # created later, never 0
+
+
+@pytest.mark.parametrize("folder", ["/etc/sglang/../../root", "etc/sglang", "/", "/etc//sglang", "/etc/./sglang"])
+def test_a_folder_that_escapes_or_is_not_absolute_is_refused_by_name(folder):
+    paths = {"sglang_server_config_dir": folder, "sglang_server_state_root": "/var/lib/sglang"}
+    messages = server_instances_check([], "main", {}, {}, user="sglang", paths=paths)
+    assert len(messages) == 1 and messages[0].startswith("sglang_server_config_dir: %r is not an absolute, normalised folder" % folder)
+
+
+def test_every_failed_rule_is_its_own_message():
+    messages = server_instances_check([], "main\n", {}, {"A": "x\ny"}, user="root", paths={"sglang_server_config_dir": "/a/../b"})
+    assert [m.split(":")[0] for m in messages] == ["sglang_server_instance", "sglang_server_env.A", "sglang_server_user",
+                                                   "sglang_server_config_dir"]
