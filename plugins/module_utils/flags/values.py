@@ -299,7 +299,12 @@ class ValueChecker:
             if kind == "json_list_type" and not isinstance(parsed, list):
                 return self._wrong_type(value, kind)
             # Re-dumped compactly: a pretty-printed JSON string would carry newlines into argv.
-            text = json.dumps(parsed, separators=(",", ":"), allow_nan=False)
+            try:
+                text = json.dumps(parsed, separators=(",", ":"), allow_nan=False)
+            except ValueError as exc:  # json.loads took NaN or Infinity, which JSON has not: refuse, never raise
+                self._add("error", "invalid_json", "%s: the value is not JSON (%s): %s"
+                          % (self.label, exc, self.show(value)), self._type_hint(value, kind))
+                return DROP
         else:
             return self._wrong_type(value, kind)
         if len(text) > MAX_JSON:
