@@ -203,10 +203,10 @@ def test_kv_heads_default_to_the_heads_only_when_absent():
 
 
 def test_the_facts_come_from_the_text_config_with_overrides_applied():
-    config = {"architectures": ["Qwen3_5ForConditionalGeneration"], "text_config": {"num_attention_heads": 24,
-              "max_position_embeddings": 262144, "hidden_size": 5120, "vocab_size": 248320,
-              "quantization_config": {"quant_method": "AWQ"}, "target_hidden_size": 9, "draft_vocab_size": 7},
-              "draft_vocab_size": 32000, "target_hidden_size": 4096}
+    text = {"num_attention_heads": 24, "max_position_embeddings": 262144, "hidden_size": 5120, "vocab_size": 248320,
+            "quantization_config": {"quant_method": "AWQ"}, "target_hidden_size": 9, "draft_vocab_size": 7}
+    config = {"architectures": ["Qwen3_5ForConditionalGeneration"], "text_config": text, "draft_vocab_size": 32000,
+              "target_hidden_size": 4096}
     facts = fm.model_facts(config, '{"architectures": ["Override"]}')
     assert (facts["architecture"], facts["num_attention_heads"], facts["context_high"], facts["quant_method"]) == (
         "Override", 24, 262144, "awq")

@@ -398,8 +398,8 @@ WHERE = "%d%% of the expected 100.0 tok/s (band 68-115%%; memory-bandwidth bound
                           " all-reduce, attention backend), NCCL P2P settings, power and clocks, and that the probe ran alone"),
 ])
 def test_the_band_edges_of_the_verdict(measured, text):
-    assert c.efficiency_verdict(measured, ceiling_of()) == {"efficiency": round(measured / 100.0, 4),
-                                                             "efficiency_of_bound": round(measured / 200.0, 4), "verdict": text}
+    expected = {"efficiency": round(measured / 100.0, 4), "efficiency_of_bound": round(measured / 200.0, 4), "verdict": text}
+    assert c.efficiency_verdict(measured, ceiling_of()) == expected
 
 
 def test_one_gpu_or_nvlink_needs_more_bandwidth_not_nvlink():
