@@ -243,6 +243,6 @@ def test_a_measured_candidate_without_runs_word_for_word():
 
 def test_the_combined_args_share_nothing_with_the_base_args():
     base = {"json_model_override_args": {"rope_scaling": {"factor": 4.0}}}
-    merged, _ = combine_args(base, [{"name": "a", "args": {"x": 1}}])
+    merged = combine_args(base, [{"name": "a", "args": {"x": 1}}])[0]
     merged["json_model_override_args"]["rope_scaling"]["factor"] = 8.0
     assert base == {"json_model_override_args": {"rope_scaling": {"factor": 4.0}}}

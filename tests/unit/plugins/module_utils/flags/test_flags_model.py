@@ -84,7 +84,7 @@ def test_a_repo_missing_from_the_cache(tmp_path):
 
 
 def test_a_snapshot_without_its_config(tmp_path):
-    env, _ = make_cache(tmp_path, config=False)
+    env = make_cache(tmp_path, config=False)[0]
     assert fm.find_model_config("Qwen/Qwen3-8B", environ=env) == (
         None, "the hub cache %s has no config.json for Qwen/Qwen3-8B at 0123456789ab yet" % env["HF_HUB_CACHE"])
     other = "f" * 40

@@ -93,7 +93,7 @@ def test_each_row_as_a_dict_names_its_board_and_a_source_page_that_prints_the_fi
     row = next(r for r in gpu_table() if r["key"] == key)
     assert sorted(row) == ["bandwidth_gbs", "key", "memory_gb", "name", "p2p", "pattern", "segment", "source"]
     assert row["name"].startswith("NVIDIA ")
-    page, _, note = row["source"].partition(" (")
+    page, note = row["source"].split(" (", 1)
     assert re.match(r"^https://www\.nvidia\.com/en-us/[a-z0-9/-]+/$", page), row["source"]
     assert note.endswith(")") and not note.endswith("))")
     figures = [float(n.replace(",", "")) * (1000 if unit == "TB/s" else 1)
