@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.gpufleet.sglang.plugins.plugin_utils.tune_svg import nice_step, render_svg
+from ansible_collections.gpufleet.sglang.plugins.plugin_utils.tune_svg import _tick_label, nice_step, render_svg
 
 
 def report(ceiling=None, rows=None, name="cand", metric="m"):
@@ -171,3 +171,13 @@ def test_tick_labels_have_the_decimals_of_the_step(peak, labels):
     chart["baseline"] = {"mean": peak / 2, "min": peak / 2, "max": peak / 2}
     texts = [line.split(">")[1].split("<")[0] for line in render_svg(chart).splitlines() if 'y="158" text-anchor="middle"' in line]
     assert texts == labels  # two rows: the axis at 80 + 60, its labels 18 px under it
+
+
+def test_the_default_of_six_ticks_where_seven_would_round_otherwise():
+    assert nice_step(12.5) == 2.5  # 12.5 / 6 = 2.08 -> 2.5; over 7 ticks it would be 2
+    assert nice_step(12.5, 7) == 2.0
+
+
+@pytest.mark.parametrize("step, text", [(1e-5, "0.00003"), (1e-6, "0.000003"), (1e-7, "0.000000"), (1e-9, "0.000000")])
+def test_tick_labels_carry_at_most_six_decimals(step, text):
+    assert _tick_label(3 * step, step) == text
