@@ -50,10 +50,31 @@ options:
     required: true
   files_changed:
     description:
-      - Set it from the tasks that wrote O(files) in this run. In check mode nothing was written, so this is how
-        the module can tell that a restart would follow.
+      - Set it from the tasks that wrote O(files) (or their O(staged) copies) in this run. In check mode nothing was
+        written, so this is how the module can tell that a restart would follow.
     type: bool
     default: false
+  staged:
+    description:
+      - Staged copies of some of O(files), rendered by the tasks before (same content, owner and mode the live file
+        shall have). Every live file that differs from its staged copy is replaced, all together, before the launch - first
+        each copy is staged beside its live file and synced, then they are renamed in; a failure at any point (a
+        read-only or immutable file, a full disk) puts back what was done and fails the task before anything restarts,
+        so the live set stays the old one, whole, matching what runs.
+      - The staged copies are kept, so a second run finds nothing to write. A live file changed by hand is written back
+        from its copy (and, when the process was started with it, restarted).
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      src:
+        description: The staged copy.
+        type: path
+        required: true
+      dest:
+        description: The live file (one of O(files)).
+        type: path
+        required: true
   state_dir:
     description: Folder for the last-good snapshot (created with mode 0700, it holds the config with its secrets).
     type: path
@@ -124,7 +145,7 @@ options:
     default: true
   probe:
     description:
-      - The last gate of a launch - after ready (and the settle time), run M(gpufleet.sglang.sglang_probe) with these
+      - The last gate of a launch - after ready (and the soak window), run M(gpufleet.sglang.sglang_probe) with these
         options (the same names, for example C(concurrency), C(output_tokens), C(min_decode_tps), C(max_ttft_ms),
         C(baseline)). A gate that misses fails the launch (cause C(probe_gate_failed)) and rolls back.
       - Empty (the default) skips the probe. C(base_url) defaults to this server's address.
@@ -151,8 +172,11 @@ attributes:
     support: full
     details: Reports whether a restart would happen and which files changed; touches nothing.
   diff_mode:
-    support: none
-    details: The config's diff comes from the task that writes it (M(gpufleet.sglang.sglang_preflight) with its C(dest) option).
+    support: partial
+    details:
+      - Shows each live file that its O(staged) copy replaces, secrets masked.
+      - The diff of a change comes from the tasks that write the staged copies (M(gpufleet.sglang.sglang_preflight) with
+        its C(dest) option, the templates); this module adds the live files that differ from them (a hand edit).
   platform:
     support: full
     platforms: posix
@@ -246,6 +270,11 @@ readiness_url:
   description: The endpoint that decided readiness.
   type: str
   returned: always
+swapped:
+  description: The live files replaced by their staged copies in this run.
+  type: list
+  elements: str
+  returned: always
 soak:
   description: How the soak window went - C(seconds) watched after ready and C(healthy_checks) answered 200.
   type: dict
@@ -290,8 +319,8 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.secrets import red
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.plan import (
     ASK_READINESS, LEAVE, NOTHING, ROLL_BACK, STOP, WOULD_RESTART, LaunchPlan, plan_launch)
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.snapshot import (
-    SnapshotError, changed_files, current_state, files_checksum, load_manifest, restore_snapshot, save_snapshot, snapshot_exists,
-    snapshot_problems)
+    SnapshotError, SwapError, changed_files, current_state, file_digest, files_checksum, load_manifest, pending_swaps,
+    restore_snapshot, save_snapshot, snapshot_exists, snapshot_problems, swap_in)
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.systemd import (
     JournalFollower, http_status, journal_cursor, journal_suppressed, main_started_at, parse_unit_show, readiness_path,
     show_unit, stopped_pids, unit_pids)
@@ -516,21 +545,59 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
             return "last_good (measured %s)" % self.last_good_figures.get("started_at", "at an unknown time")
         return "none"
 
-    def plan(self, manifest: Optional[Dict[str, Any]]) -> LaunchPlan:
-        """The plan for this task; the unit's readiness is looked at only when nothing else decides."""
+    def plan(self, manifest: Optional[Dict[str, Any]], desired: Dict[str, Optional[str]], written: bool) -> LaunchPlan:
+        """The plan for this task; the unit's readiness is looked at only when nothing else decides.
+
+        ``desired`` is what the files will hold once the staged copies are in place; ``written`` whether this run
+        writes any file (its tasks did, or a staged copy differs from its live file).
+        """
         params = self.module.params
-        changed = changed_files(current_state(self.files), manifest)
-        facts = {"has_last_good": manifest is not None, "changed": changed, "files_changed": params["files_changed"],
+        changed = changed_files(desired, manifest)
+        facts = {"has_last_good": manifest is not None, "changed": changed, "files_changed": written,
                  "state": params["state"], "check_mode": self.module.check_mode, "rollback": params["rollback"]}
-        if manifest is not None and params["files_changed"] and not changed and not self.module.check_mode:
-            # This run wrote files back to their last good content: someone had changed them. If the process is not the
+        staged_known = bool(params["staged"]) and not params["files_changed"]
+        if manifest is not None and written and not changed and (staged_known or not self.module.check_mode):
+            # This run writes files back to their last good content: someone had changed them. If the process is not the
             # one that reached ready, it may run with the hand-made settings (drift), and writing the file back is not enough.
             running = show_unit(self.run_command, self.unit).get("InvocationID", "")
             facts["drifted"] = running != manifest.get("invocation")
+            if self.module.check_mode:
+                facts["files_changed"] = facts["drifted"]  # the staged copies say what would be written: no guess needed
         plan = plan_launch(**facts)
         if plan.action == ASK_READINESS:
             plan = plan_launch(ready_now=self.is_ready_now(), **facts)
         return plan
+
+    def staged_pairs(self) -> List[Tuple[str, str]]:
+        return [(item["src"], item["dest"]) for item in self.module.params["staged"]]
+
+    def pending(self) -> List[Tuple[str, str]]:
+        """The staged copies that differ from their live files; a missing one fails the task before anything changes."""
+        try:
+            return pending_swaps(self.staged_pairs())
+        except SwapError as exc:
+            self.module.fail_json(msg="sglang_launch: %s" % exc, restarted=False, changed=False, unit=self.unit)
+            raise  # not reached: fail_json exits
+
+    def diffs(self, pending: List[Tuple[str, str]]) -> List[Dict[str, str]]:
+        """Diff-mode view of the live files the swap would replace, secrets masked."""
+        out = []
+        for src, dest in pending:
+            out.append({"before_header": dest, "after_header": dest, "before": redact(read_text(dest), self.secrets),
+                        "after": redact(read_text(src), self.secrets)})
+        return out
+
+    def swap(self, pending: List[Tuple[str, str]], result: Dict[str, Any]) -> None:
+        """Put the staged copies in place together (or, failing, leave the old set whole and fail the task)."""
+        if not pending:
+            return
+        try:
+            result["swapped"] = swap_in(pending)
+        except SwapError as exc:
+            self.module.fail_json(msg="sglang_launch: %s. Nothing was restarted." % redact(str(exc), self.secrets),
+                                  restarted=False, changed=False, unit=self.unit)
+        if any(dest.endswith((".service", ".conf")) for _src, dest in pending):
+            self.systemctl("daemon-reload")  # systemd reads a unit when told to; a swapped unit is read now
 
     # ------------------------------------------------------------------------------------------- the way back
     def way_back(self, result: Dict[str, Any]) -> Optional[Dict[str, Any]]:
@@ -677,14 +744,24 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
 
     def run_locked(self) -> Dict[str, Any]:
         result: Dict[str, Any] = {"changed": False, "restarted": False, "ready": False, "rolled_back": False,
-                                  "readiness_url": "http://%s:%d%s" % (self.host, self.port, self.path), "unit": self.unit}
+                                  "readiness_url": "http://%s:%d%s" % (self.host, self.port, self.path), "unit": self.unit,
+                                  "swapped": []}
         if self.module.params["probe"]:
             self.probe_params()
-        manifest = self.way_back(result)
+        pending = self.pending()
+        desired = current_state(self.files)
+        desired.update({dest: file_digest(src) for src, dest in pending})
+        manifest = self.way_back(result)  # before the swap: the live files are still what runs
         self.last_good_figures = probe_figures((manifest or {}).get("probe"))
-        plan = self.plan(manifest)
+        plan = self.plan(manifest, desired, self.module.params["files_changed"] or bool(pending))
         result["changed_files"] = plan.changed_files
+        if pending and self.module._diff:  # pylint: disable=protected-access
+            result["diff"] = self.diffs(pending)
+        if pending:
+            result["changed"] = True  # the live files are (or in check mode would be) replaced by their staged copies
         if plan.action == NOTHING:
+            if not self.module.check_mode:
+                self.swap(pending, result)
             result["ready"] = True
             if self.last_good_figures:
                 result["last_good_probe"] = self.last_good_figures
@@ -696,6 +773,7 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
             result["msg"] = "would restart %s (%s)" % (self.unit, plan.reason)
             return result
 
+        self.swap(pending, result)
         self.write_verdict({"state": "in_progress", "pid": os.getpid(), "started_at": time.time(), "unit": self.unit,
                             "reason": plan.reason, "changed_files": plan.changed_files})
         launched_with = current_state(self.files)
@@ -760,6 +838,15 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
             # Nothing good to go back to: stop, so a crash loop or a hung start does not hold the GPUs.
             self.run_command(["systemctl", "stop", self.unit])
             result["stopped"] = True
+
+
+def read_text(path: str) -> str:
+    """A small text file's content for a diff ('' when it does not exist)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return ""
 
 
 def read_json_text(text: str) -> Dict[str, Any]:
@@ -828,6 +915,8 @@ def main(follow_journal: FollowJournal = JournalFollower, http_check: HttpCheck 
             "unit": {"type": "str", "required": True},
             "files": {"type": "list", "elements": "path", "required": True},
             "files_changed": {"type": "bool", "default": False},
+            "staged": {"type": "list", "elements": "dict", "default": [],
+                       "options": {"src": {"type": "path", "required": True}, "dest": {"type": "path", "required": True}}},
             "state_dir": {"type": "path", "required": True},
             "state": {"type": "str", "choices": ["started", "restarted", "status"], "default": "started"},
             "host": {"type": "str", "default": "127.0.0.1"},
@@ -849,6 +938,9 @@ def main(follow_journal: FollowJournal = JournalFollower, http_check: HttpCheck 
         },
         supports_check_mode=True,
     )
+    unknown = [item["dest"] for item in module.params["staged"] if item["dest"] not in module.params["files"]]
+    if unknown:
+        module.fail_json(msg="sglang_launch: staged: %s not among files" % ", ".join(unknown))
     result = Launcher(module, follow_journal=follow_journal, http_check=http_check, probe=probe).run()
     if result.get("failure"):
         module.fail_json(**result)

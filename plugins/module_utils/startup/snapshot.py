@@ -19,7 +19,7 @@ import json
 import os
 import shutil
 import tempfile
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = 2  # 2: with a checksum of the file list ("files_sha256")
@@ -168,3 +168,93 @@ def restore_snapshot(snapshot_dir: str, manifest: Dict[str, Any]) -> List[str]:
         os.replace(tmp, path)
         restored.append(path)
     return restored
+
+
+# ------------------------------------------------------------------------------------------------ staged swap
+class SwapError(Exception):
+    """The staged set could not be put in place; the live files are the old set, whole."""
+
+
+def _meta(path: str) -> Optional[tuple]:
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (info.st_mode & 0o7777, info.st_uid, info.st_gid)
+
+
+def pending_swaps(pairs: List[Tuple[str, str]]) -> List[Tuple[str, str]]:
+    """The (staged copy, live file) pairs whose live file differs from its staged copy (content, mode or owner).
+
+    The role renders a launch's files into staged copies first; the launch puts them in place together. A staged
+    copy that is missing is an error: its write failed, and the old set must stay.
+    """
+    pending = []
+    for src, dest in pairs:
+        if not os.path.isfile(src):
+            raise SwapError("the staged copy %s of %s is missing; nothing was put in place" % (src, dest))
+        if file_digest(src) != file_digest(dest) or _meta(src) != _meta(dest):
+            pending.append((src, dest))
+    return pending
+
+
+def _discard(paths: List[str]) -> None:
+    for path in paths:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+def swap_in(pairs: List[Tuple[str, str]]) -> List[str]:
+    """Put every staged copy in place as one set; returns the live paths written.
+
+    First every copy is staged beside its live file (same folder, so the final step is a rename) with the staged
+    copy's mode and owner, and synced. Only then are they renamed over the live files, one after the other, each
+    live file kept as a hard link until all are in. A failure at any point (a read-only or immutable file, a full
+    disk) undoes what was done - the staged temporaries removed, the live files renamed back - so the live set stays
+    the old one, whole, matching what runs, and :class:`SwapError` says which file failed and why.
+    """
+    temps: List[Tuple[str, str]] = []
+    try:
+        for src, dest in pairs:
+            fd, tmp = tempfile.mkstemp(prefix=".%s.swap-" % os.path.basename(dest), dir=os.path.dirname(dest) or ".")
+            os.close(fd)
+            temps.append((tmp, dest))
+            shutil.copyfile(src, tmp)
+            mode, uid, gid = _meta(src) or (0o644, 0, 0)
+            os.chmod(tmp, mode)
+            if hasattr(os, "chown"):
+                os.chown(tmp, uid, gid)
+            with open(tmp, "rb") as handle:
+                os.fsync(handle.fileno())
+    except OSError as exc:
+        _discard([tmp for tmp, _dest in temps])
+        raise SwapError("cannot stage %s: %s; nothing was put in place, the live files are as they were"
+                        % (temps[-1][1] if temps else "?", exc)) from exc
+    kept: List[Tuple[Optional[str], str]] = []
+    current = ""
+    try:
+        for tmp, dest in temps:
+            current = dest
+            backup = None
+            if os.path.lexists(dest):
+                backup = tmp + ".old"
+                os.link(dest, backup)
+            try:
+                os.replace(tmp, dest)
+            except OSError:
+                _discard([backup] if backup else [])
+                raise
+            kept.append((backup, dest))
+    except OSError as exc:
+        for backup, dest in reversed(kept):
+            if backup:
+                os.replace(backup, dest)
+            else:
+                os.unlink(dest)
+        _discard([tmp for tmp, _dest in temps])
+        raise SwapError("cannot put %s in place: %s; the files put in place before it were put back, so the live set is "
+                        "the old one, whole" % (current, exc)) from exc
+    _discard([backup for backup, _dest in kept if backup])
+    return [dest for _tmp, dest in temps]

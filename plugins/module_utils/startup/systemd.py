@@ -248,16 +248,20 @@ def journal_cursor(run: Runner) -> Optional[str]:
 
 
 def unit_pids(run: Runner, unit: str, cgroup_root: str = "/sys/fs/cgroup") -> List[int]:
-    """Every process of the unit (its cgroup's, cgroup v2), the main PID alone when the cgroup cannot be read."""
+    """Every process of the unit (its cgroup's), the main PID alone when the cgroup cannot be read (a container may
+    not show it)."""
     props = parse_unit_show(run(["systemctl", "show", "-p", "ControlGroup,MainPID", unit])[1])
     group = props.get("ControlGroup", "")
     pids: List[int] = []
-    if group:
+    # cgroup v2 at the root; a hybrid layout has it under unified/ (and v1's systemd hierarchy keeps the same list)
+    for hierarchy in ("", "unified", "systemd") if group else ():
         try:
-            with open(os.path.join(cgroup_root, group.lstrip("/"), "cgroup.procs"), encoding="ascii") as handle:
+            with open(os.path.join(cgroup_root, hierarchy, group.lstrip("/"), "cgroup.procs"), encoding="ascii") as handle:
                 pids = [int(text) for text in handle.read().split() if text.isdigit()]
         except OSError:
-            pids = []
+            continue
+        if pids:
+            break
     main = props.get("MainPID", "0")
     if not pids and main.isdigit() and main != "0":
         pids = [int(main)]

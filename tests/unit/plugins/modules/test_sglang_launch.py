@@ -189,7 +189,8 @@ class Failed(Exception):
 class FakeModule:
     """What Launcher uses of AnsibleModule."""
 
-    def __init__(self, host, params, check_mode=False):
+    def __init__(self, host, params, check_mode=False, diff=False):
+        self._diff = diff
         self.params = params
         self.check_mode = check_mode
         self.run_command = host.run_command
@@ -210,7 +211,7 @@ def files(tmp_path):
 
 def params_for(files, **changes):
     paths, state_dir = files
-    params = {"unit": UNIT, "files": paths, "files_changed": False, "state_dir": state_dir, "state": "started", "host": "0.0.0.0",
+    params = {"unit": UNIT, "files": paths, "files_changed": False, "staged": [], "state_dir": state_dir, "state": "started", "host": "0.0.0.0",
               "port": 30000, "sglang_version": "0.5.23", "readiness_path": None, "timeout": 60.0, "stall_timeout": 60.0,
               "stall_timeouts": {}, "rollback": True, "soak_time": 0.0, "soak_checks": 3, "lock_timeout": 5.0,
               "holder": "pytest", "probe": {}, "probe_against_last_good": False, "probe_api_key": None,
@@ -232,8 +233,8 @@ def probe_returning(results, missed=None, seen=None):
     return probe
 
 
-def run(host, params, check_mode=False, probe=no_probe, timings=LaunchTimings()):
-    launcher = Launcher(FakeModule(host, params, check_mode), follow_journal=host.follower, http_check=host.http, probe=probe,
+def run(host, params, check_mode=False, probe=no_probe, timings=LaunchTimings(), diff=False):
+    launcher = Launcher(FakeModule(host, params, check_mode, diff), follow_journal=host.follower, http_check=host.http, probe=probe,
                         timings=timings)
     return launcher.run()
 
@@ -804,3 +805,78 @@ def test_files_changed_by_another_writer_during_the_launch_are_not_kept_as_last_
     result = run(host, params_for(files))
     assert result["failure"]["cause"] == "files_changed_during_launch" and result["rolled_back"] is False
     assert load_manifest(os.path.join(files[1], "last-good"))["files"] == good["files"] and len(host.commands("restart")) == 1
+
+
+# ------------------------------------------------------------------------------------------------ staged, swapped together
+def stage(files, content):
+    """The role's staged copy of the config (and of the env file, unchanged): returns the staged option."""
+    paths, state_dir = files
+    folder = os.path.join(os.path.dirname(state_dir), "staged")
+    os.makedirs(folder, exist_ok=True)
+    pairs = []
+    for live, data in ((paths[0], content), (paths[1], None)):
+        src = os.path.join(folder, os.path.basename(live))
+        with open(src, "wb") as handle:
+            handle.write(data if data is not None else open(live, "rb").read())  # pylint: disable=consider-using-with
+        os.chmod(src, os.stat(live).st_mode & 0o7777)
+        pairs.append({"src": src, "dest": live})
+    return pairs
+
+
+def test_staged_copies_are_swapped_in_before_the_restart(files):
+    snapshot(files)
+    host = Host([ready_launch()])
+    result = run(host, params_for(files, staged=stage(files, BAD), files_changed=True))
+    assert result["swapped"] == [files[0][0]] and result["restarted"] is True and result["changed_files"] == [files[0][0]]
+    with open(files[0][0], "rb") as handle:
+        assert handle.read() == BAD
+    assert host.calls.index(["systemctl", "restart", "--no-block", UNIT]) > 0
+    again = run(Host(), params_for(files, staged=stage(files, BAD)))
+    assert again["swapped"] == [] and again["restarted"] is False and again["changed"] is False  # idempotent
+
+
+def test_check_mode_with_staged_copies_names_the_files_and_touches_nothing(files):
+    snapshot(files)
+    host = Host()
+    result = run(host, params_for(files, staged=stage(files, BAD)), check_mode=True, diff=True)
+    assert result["restarted"] is True and result["changed_files"] == [files[0][0]] and result["swapped"] == []
+    with open(files[0][0], "rb") as handle:
+        assert handle.read() == GOOD
+    (diff,) = result["diff"]
+    assert diff["before_header"] == files[0][0] and "0.85" in diff["before"] and "0.99" in diff["after"]
+    assert all(call[:2] == ["systemctl", "show"] for call in host.calls)
+
+
+def test_a_failed_swap_leaves_the_old_set_whole_and_restarts_nothing(files, monkeypatch):
+    snapshot(files)
+    host = Host([ready_launch()])
+    real = os.replace
+
+    def read_only(src, dest):
+        if str(dest) == files[0][0]:
+            raise PermissionError(1, "Operation not permitted")
+        return real(src, dest)
+    monkeypatch.setattr(os, "replace", read_only)
+    with pytest.raises(Failed) as failed:
+        run(host, params_for(files, staged=stage(files, BAD), files_changed=True))
+    assert "cannot put %s in place" % files[0][0] in failed.value.args[0]["msg"] and "Nothing was restarted" in failed.value.args[0]["msg"]
+    assert not host.commands("restart")
+    with open(files[0][0], "rb") as handle:
+        assert handle.read() == GOOD
+
+
+def test_a_hand_edit_is_written_back_from_the_staged_copy_and_restarts_only_a_process_that_read_it(files):
+    paths, state_dir = files
+    save_snapshot(os.path.join(state_dir, "last-good"), paths, {"unit": UNIT, "invocation": "inv-good"})
+    staged = stage(files, GOOD)
+    break_config(files)  # by hand, after the last good launch
+    same = Host(before=_unit("inv-good"))  # the process that reached ready never read the edit
+    result = run(same, params_for(files, staged=staged), diff=True)
+    assert result["swapped"] == [paths[0]] and result["restarted"] is False and result["changed"] is True
+    assert "0.99" in result["diff"][0]["before"] and not same.commands("restart")
+    break_config(files)
+    restarted_by_hand = Host([ready_launch()], before=_unit("inv-by-hand"))
+    assert run(restarted_by_hand, params_for(files, staged=staged))["restarted"] is True
+    break_config(files)
+    check = run(Host(before=_unit("inv-ready")), params_for(files, staged=staged), check_mode=True)
+    assert check["restarted"] is False and check["changed"] is True  # check mode: it would write back, and not restart

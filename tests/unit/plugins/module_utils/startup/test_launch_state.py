@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import stat
 
 import pytest
@@ -15,15 +16,18 @@ import pytest
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.snapshot import (
     MANIFEST,
     SnapshotError,
+    SwapError,
     changed_files,
     current_state,
     file_digest,
     files_checksum,
     load_manifest,
+    pending_swaps,
     restore_snapshot,
     save_snapshot,
     snapshot_exists,
     snapshot_problems,
+    swap_in,
 )
 
 CONFIG = b"model_path: /srv/models/Qwen3-8B\nport: 30000\napi_key: sk-gpufleet-9d8c7b6a5f4e3d2c1b0a\n"
@@ -249,3 +253,66 @@ def test_restore_checks_every_copy_first_and_puts_nothing_back_on_a_mismatch(lau
         restore_snapshot(snap, manifest)
     with open(paths[0], "rb") as handle:
         assert handle.read() == b"port: 1\n"  # not even the good copy was put back: half a restore is a config nobody chose
+
+
+# ------------------------------------------------------------------------------------------------ staged swap
+@pytest.fixture
+def staged(tmp_path):
+    """Live files and their staged copies: the config changes, the env file does not, the unit is new."""
+    live, stage = tmp_path / "etc", tmp_path / "staged"
+    live.mkdir()
+    stage.mkdir()
+    (live / "main.yaml").write_bytes(CONFIG)
+    (live / "main.env").write_bytes(ENV)
+    (stage / "main.yaml").write_bytes(CONFIG.replace(b"30000", b"30001"))
+    (stage / "main.env").write_bytes(ENV)
+    (stage / "unit.service").write_bytes(b"[Service]\n")
+    for path in (live / "main.yaml", live / "main.env", stage / "main.yaml", stage / "main.env", stage / "unit.service"):
+        path.chmod(0o640)
+    return [(str(stage / name), str(live / live_name)) for name, live_name in
+            (("main.yaml", "main.yaml"), ("main.env", "main.env"), ("unit.service", "unit.service"))]
+
+
+def test_pending_swaps_are_the_copies_that_differ_from_their_live_file(staged):
+    assert pending_swaps(staged) == [staged[0], staged[2]]
+    os.chmod(staged[1][1], 0o644)  # the same bytes, another mode: it differs too
+    assert pending_swaps(staged) == staged
+
+
+def test_a_missing_staged_copy_is_an_error_before_anything_is_put_in_place(staged):
+    os.unlink(staged[2][0])
+    with pytest.raises(SwapError, match="is missing; nothing was put in place"):
+        pending_swaps(staged)
+
+
+def test_swap_in_puts_the_whole_set_in_place_with_mode_and_keeps_the_staged_copies(staged):
+    written = swap_in(pending_swaps(staged))
+    assert written == [staged[0][1], staged[2][1]]
+    for src, dest in staged:
+        assert _read(src) == _read(dest) and _mode(dest) == 0o640
+    assert pending_swaps(staged) == []  # a second run finds nothing to write
+    assert sorted(os.listdir(os.path.dirname(staged[0][1]))) == ["main.env", "main.yaml", "unit.service"]  # no temporaries left
+
+
+def test_a_failed_rename_puts_back_what_was_already_swapped(staged, monkeypatch):
+    real = os.replace
+
+    def refuse_the_unit(src, dest):
+        if str(dest).endswith("unit.service"):
+            raise PermissionError(1, "Operation not permitted")
+        return real(src, dest)
+    monkeypatch.setattr(os, "replace", refuse_the_unit)
+    with pytest.raises(SwapError, match="cannot put .*unit.service in place: .*Operation not permitted; the files put in place "
+                                        "before it were put back"):
+        swap_in(pending_swaps(staged))
+    assert _read(staged[0][1]) == CONFIG and not os.path.exists(staged[2][1])  # the old set, whole
+    assert sorted(os.listdir(os.path.dirname(staged[0][1]))) == ["main.env", "main.yaml"]
+
+
+def test_a_failed_staging_write_leaves_the_live_files_untouched(staged, monkeypatch):
+    def full_disk(src, dst):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(shutil, "copyfile", full_disk)
+    with pytest.raises(SwapError, match="cannot stage .*No space left on device; nothing was put in place"):
+        swap_in(pending_swaps(staged))
+    assert _read(staged[0][1]) == CONFIG and sorted(os.listdir(os.path.dirname(staged[0][1]))) == ["main.env", "main.yaml"]

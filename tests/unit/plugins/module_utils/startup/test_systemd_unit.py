@@ -478,6 +478,10 @@ def test_unit_pids_come_from_the_units_cgroup_or_its_main_pid(tmp_path):
         return 0, "ControlGroup=/system.slice/sglang-main.service\nMainPID=4300\n", ""
     assert systemd_unit.unit_pids(run, "sglang-main.service", cgroup_root=str(tmp_path)) == [4300, 4301]
     assert systemd_unit.unit_pids(run, "sglang-main.service", cgroup_root=str(tmp_path / "none")) == [4300]
+    hybrid = tmp_path / "hybrid" / "unified" / "system.slice" / "sglang-main.service"
+    hybrid.mkdir(parents=True)
+    (hybrid / "cgroup.procs").write_text("4300\n4302\n")
+    assert systemd_unit.unit_pids(run, "sglang-main.service", cgroup_root=str(tmp_path / "hybrid")) == [4300, 4302]
 
 
 # ------------------------------------------------------------------------------------------------ journald's rate limit
