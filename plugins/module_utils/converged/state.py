@@ -166,8 +166,8 @@ def observe_unit(name: str, run: RunCommand) -> Dict[str, Any]:
     """A unit's state (active, enabled, reload pending) and its files, folders, user and group as they are now."""
     rc, out, _err = run(["systemctl", "show", "--no-pager", "-p", ",".join(UNIT_PROPERTIES), name])
     props = parse_show(out) if rc == 0 else {}
-    seen: Dict[str, Any] = {"props": {k: props.get(k, "") for k in ("LoadState", "ActiveState", "UnitFileState",
-                                                                     "NeedDaemonReload", "User", "Group")}}
+    keys = ("LoadState", "ActiveState", "UnitFileState", "NeedDaemonReload", "User", "Group")
+    seen: Dict[str, Any] = {"props": {key: props.get(key, "") for key in keys}}
     files = unit_files(props)
     seen["files"] = {path: observe_path(path) for path in files}
     folder = props.get("WorkingDirectory", "").lstrip("!-")
