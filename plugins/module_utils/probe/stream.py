@@ -199,6 +199,8 @@ def parse_chunk(line: bytes, endpoint: str) -> Dict[str, Any]:
         data = json.loads(line)
     except ValueError:
         return {"text": False, "completion": None, "prompt": None, "error": "unparseable stream chunk: %r" % line[:200]}
+    if not isinstance(data, dict):  # JSON, but no chunk any endpoint sends: a failed request, not a crash
+        return {"text": False, "completion": None, "prompt": None, "error": "stream chunk is not a JSON object: %r" % line[:200]}
     out: Dict[str, Any] = {"text": bool(_json_text(data, endpoint)), "completion": None, "prompt": None}
     found: Dict[str, Any] = {}
     _find_keys(data, ("completion_tokens", "prompt_tokens") + _SPEC_KEYS, found)
