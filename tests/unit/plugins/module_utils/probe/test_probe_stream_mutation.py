@@ -145,9 +145,9 @@ def test_an_error_in_the_stream_ends_the_request():
 
 
 def test_a_whole_request_with_connect_time_and_spec_fields():
+    last = {"completion_tokens": 3, "spec_verify_ct": 0, "spec_accept_length": "2"}
     events = [(100.1, compact({"text": "a", "meta_info": {"completion_tokens": 1, "prompt_tokens": 3}})),
-              (100.3, compact({"text": "abc", "meta_info": {"completion_tokens": 3, "spec_verify_ct": 0,
-                                                             "spec_accept_length": "2"}})),
+              (100.3, compact({"text": "abc", "meta_info": last})),
               (100.5, b"[DONE]")]
     timing = timing_from_capture(capture(events, connect=0.002), "generate", 99)
     assert timing == RequestTiming(ok=True, start=100.0, ttft=pytest.approx(0.1), latency=pytest.approx(0.5),
@@ -173,8 +173,8 @@ def test_chunks_whose_count_did_not_grow_are_skipped():
 
 
 def test_float_spec_counts_are_taken_as_numbers():
-    events = [(100.1, compact({"text": "a", "meta_info": {"completion_tokens": 5, "spec_verify_ct": 2.0,
-                                                           "spec_accept_length": 2}}))]
+    meta = {"completion_tokens": 5, "spec_verify_ct": 2.0, "spec_accept_length": 2}
+    events = [(100.1, compact({"text": "a", "meta_info": meta}))]
     timing = timing_from_capture(capture(events), "generate", 5)
     assert (timing.spec_verify_ct, timing.spec_accept_length) == (2, 2.0)
     assert isinstance(timing.spec_verify_ct, int) and isinstance(timing.spec_accept_length, float)
