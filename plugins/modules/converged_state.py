@@ -22,7 +22,7 @@ description:
     record is removed (not in check mode), so a chain that then fails half-way cannot leave a stale record.
   - Why this exists, on a converged host each task of the chain is one SSH round trip that confirms one thing
     is still right; this confirms all of them at once, and the chain runs in full when anything differs.
-  - The record is a cache of the controller's own knowledge, not configuration of the host: writing or removing
+  - The record is a cache of the controller's own knowledge, not configuration of the host - writing or removing
     it is never reported as a change.
 author:
   - gpufleet maintainers (@gpufleet)
@@ -47,8 +47,8 @@ options:
       - C(paths) (type, mode, owner, group, a file's sha256), C(trees) (every file below a folder with its size,
         mode and owner), C(listings) (glob patterns of folders whose entry names count, such as a venv's
         site-packages), C(commands) (argv lists of read-only commands whose exit status and output count; a
-        first word C(sorted) sorts the output's lines), C(units) (systemd units: state and the files they run
-        with), C(http) (dicts with C(url), or C(unit) and C(port) and C(path), and C(timeout): must answer 200; with
+        first word C(sorted) sorts the output's lines), C(units) (systemd units - their state and the files they run
+        with), C(http) (dicts with C(url), or C(unit) and C(port) and C(path), and C(timeout) - it must answer 200; with
         C(unit), the host is the one the unit's C(--config) file names, loopback for a wildcard or none).
     type: list
     elements: dict

@@ -38,7 +38,9 @@ extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
 attributes:
   action:
+    description: Indicates this has a corresponding action plugin, so some parts of the work are done on the controller.
     support: full
+    details: The whole work is done by the action plugin on the controller; no module runs anywhere.
   check_mode:
     support: full
   diff_mode:

@@ -71,7 +71,7 @@ ITEMS = {"paths": [], "commands": [["sorted", "dpkg-query", "-W"]], "units": ["s
 
 def recorded(host, items=None):
     items = merge_items(items or ITEMS, {"paths": [str(host.files["gpu-tuning.env"])]})
-    return make_record("fp1", items, observe(items, host.run, host.http), {"gpu_tuning_env": {"A": "1"}}), items
+    return make_record("fp1", items, observe(items, host.run, host.http), {"gpu_tuning_env": {"A": "1"}})
 
 
 def check(host, record, fingerprint="fp1"):
@@ -81,7 +81,7 @@ def check(host, record, fingerprint="fp1"):
 
 def test_an_unchanged_host_is_converged(tmp_path):
     host = FakeHost(tmp_path)
-    record, _ = recorded(host)
+    record = recorded(host)
     assert check(host, record) == []
     # the server's address comes from its --config file: a wildcard is reached on loopback
     assert host.urls[-1] == ("http://127.0.0.1:30000/ready", 2.0)
@@ -89,27 +89,27 @@ def test_an_unchanged_host_is_converged(tmp_path):
 
 def test_no_record_or_another_version_is_not_converged(tmp_path):
     host = FakeHost(tmp_path)
-    record, _ = recorded(host)
+    record = recorded(host)
     assert check(host, None) == ["no record of a converged run"]
     assert check(host, dict(record, version=0)) == ["no record of a converged run"]
 
 
 def test_new_inputs_are_drift(tmp_path):
     host = FakeHost(tmp_path)
-    record, _ = recorded(host)
+    record = recorded(host)
     assert check(host, record, fingerprint="fp2") == ["the run's inputs changed (variables or the collection's code)"]
 
 
 def test_a_file_of_the_unit_edited_by_hand_is_drift(tmp_path):
     host = FakeHost(tmp_path)
-    record, _ = recorded(host)
+    record = recorded(host)
     host.files["main.env"].write_text("x: 2\n", encoding="utf-8")
     assert check(host, record) == ["units:sglang-main.service changed"]
 
 
 def test_a_listed_file_whose_mode_changed_is_drift(tmp_path):
     host = FakeHost(tmp_path)
-    record, _ = recorded(host)
+    record = recorded(host)
     os.chmod(host.files["gpu-tuning.env"], 0o600)
     # listed by gpu_tuning and read by the unit: both see it
     assert check(host, record) == ["paths:%s changed" % host.files["gpu-tuning.env"], "units:sglang-main.service changed"]
@@ -117,7 +117,7 @@ def test_a_listed_file_whose_mode_changed_is_drift(tmp_path):
 
 def test_a_removed_file_is_drift(tmp_path):
     host = FakeHost(tmp_path)
-    record, _ = recorded(host)
+    record = recorded(host)
     host.files["gpu-tuning.env"].unlink()
     drift = check(host, record)
     assert "paths:%s changed" % host.files["gpu-tuning.env"] in drift
@@ -125,21 +125,21 @@ def test_a_removed_file_is_drift(tmp_path):
 
 def test_a_removed_package_is_drift(tmp_path):
     host = FakeHost(tmp_path)
-    record, _ = recorded(host)
+    record = recorded(host)
     host.packages = "ii python3-venv 3.11\n"
     assert check(host, record) == ["commands:sorted dpkg-query -W changed"]
 
 
 def test_package_order_does_not_matter_when_sorted(tmp_path):
     host = FakeHost(tmp_path)
-    record, _ = recorded(host)
+    record = recorded(host)
     host.packages = "ii python3-pip 23.0\nii python3-venv 3.11\n"
     assert check(host, record) == []
 
 
 def test_a_stopped_server_is_drift_even_with_everything_else_equal(tmp_path):
     host = FakeHost(tmp_path)
-    record, _ = recorded(host)
+    record = recorded(host)
     host.active = "inactive"
     drift = check(host, record)
     assert "units:sglang-main.service is inactive" in drift
@@ -148,7 +148,7 @@ def test_a_stopped_server_is_drift_even_with_everything_else_equal(tmp_path):
 
 def test_a_server_that_does_not_answer_ready_is_drift(tmp_path):
     host = FakeHost(tmp_path)
-    record, _ = recorded(host)
+    record = recorded(host)
     host.status = 503
     drift = check(host, record)
     assert "http:http://127.0.0.1:30000/ready does not answer 200" in drift
@@ -156,14 +156,14 @@ def test_a_server_that_does_not_answer_ready_is_drift(tmp_path):
 
 def test_the_launch_records_beside_the_state_folder_count(tmp_path):
     host = FakeHost(tmp_path)
-    record, _ = recorded(host)
+    record = recorded(host)
     (tmp_path / "state" / ".launch" / "main" / "last-good" / "manifest.json").write_text('{"a": 1}', encoding="utf-8")
     assert check(host, record) == ["units:sglang-main.service changed"]
 
 
 def test_a_missing_program_is_observed_not_raised(tmp_path):
     host = FakeHost(tmp_path)
-    record, _ = recorded(host, {"commands": [["missing-tool"]]})
+    record = recorded(host, {"commands": [["missing-tool"]]})
     assert check(host, record) == []
 
 
