@@ -145,3 +145,17 @@ def test_request_rows_of_a_one_token_answer_have_no_tpot():
     rows = request_rows([ok(0.1, 0.1004, 1, 10, [], connect=0.0)])
     assert rows == [{"ok": True, "ttft_ms": 100.0, "e2e_ms": 100.4, "tpot_ms": None, "decode_tps": None,
                      "output_tokens": 1, "prompt_tokens": 10, "connect_ms": 0.0}]
+
+
+def test_level_figures_are_rounded_to_their_digits():
+    # 1 of 1 request over 3 s: 10 output and 1 prompt tokens; durations and rates with more digits than kept
+    level = level_metrics([ok(0.1, 1.0, 10, 1, [])], duration_s=3.0, concurrency=1)
+    assert (level["request_throughput"], level["output_throughput"], level["input_throughput"],
+            level["total_throughput"], level["concurrency_achieved"]) == (0.3333, 3.333, 0.333, 3.667, 0.333)
+    assert level_metrics([ok(0.1, 1.0, 10, 1, [])], duration_s=1.234567, concurrency=1)["duration_s"] == 1.2346
+
+
+def test_request_rows_are_rounded_to_three_digits():
+    rows = request_rows([ok(0.0123456, 0.7123456, 4, 10, [], connect=0.00123456)])
+    assert rows == [{"ok": True, "ttft_ms": 12.346, "e2e_ms": 712.346, "tpot_ms": 233.333, "decode_tps": 4.286,
+                     "output_tokens": 4, "prompt_tokens": 10, "connect_ms": 1.235}]
