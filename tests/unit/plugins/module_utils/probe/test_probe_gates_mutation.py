@@ -211,3 +211,21 @@ def test_evaluate_passes_the_gate_concurrency_on():
     result = evaluate([level(1, decode=10.0)], max_ttft_ms=500)
     assert result == {"passed": True, "checks": threshold_checks([level(1, decode=10.0)], max_ttft_ms=500), "missed": [],
                       "message": "all 1 probe gates passed"}
+
+
+def test_a_level_without_a_concurrency_is_never_a_named_one():
+    unnamed = {"decode_tps": {"mean": 1.0}}
+    assert gate_level([unnamed], 1) is None
+    assert gate_level([unnamed], 0) is None
+    assert gate_level([unnamed], -1) is unnamed  # the same -1 the regression checks match it by
+
+
+def test_a_level_missing_from_the_baseline_does_not_end_the_comparison():
+    now = [level(2, decode=10.0), level(1, decode=50.0)]
+    assert [(c["concurrency"], c["metric"]) for c in regression_checks(now, [level(1)])] == [
+        (1, "decode_tps.mean"), (1, "output_throughput"), (1, "ttft_ms.p50")]
+
+
+def test_a_figure_missing_on_one_side_does_not_end_the_level():
+    now = [{"concurrency": 1, "output_throughput": 27.0, "ttft_ms": {"p50": 90.0}}]
+    assert [c["metric"] for c in regression_checks(now, [level(1)])] == ["output_throughput", "ttft_ms.p50"]
