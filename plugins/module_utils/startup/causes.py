@@ -19,8 +19,11 @@ Runs on the target's Python (>= 3.9), standard library only.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Callable, Dict, Iterable, Optional, Pattern, Tuple
+
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.lines import starts_line
 
 # Cause labels (docs/startup-failure-causes.md explains each one for operators).
 CAUSES = (
@@ -53,9 +56,12 @@ CAUSES = (
 # Build and kernel tools a JIT compile runs; named here once.
 _TOOLS = r"(?:ninja|nvcc|gcc|g\+\+|cc|c\+\+|clang|clang\+\+|ptxas|cicc|fatbinary|nvlink|hipcc|ld)"
 
+# The lines between a frame and the exception raised in it: its code (indented, or not when a paste lost the
+# indentation), Python 3.11 caret lines; never another frame.
+_FRAME_BODY = r"(?:(?![ \t]*File \")[^\n]*\n){0,6}?"
 # An assertion raised in a model's weight loader (a rule below, and its hint).
 _WEIGHT_LOADER_ASSERT_RE = re.compile(
-    r"File \"[^\"\n]*\", line \d+, in (?:weight_loader\w*|load_weights?\w*)\n(?:[ \t^~][^\n]*\n)*AssertionError\b")
+    r"File \"[^\"\n]*\", line \d+, in (?:weight_loader\w*|load_weights?\w*)\n" + _FRAME_BODY + r"AssertionError\b")
 
 # How much a rule's match says. ROOT: the cause itself. SURFACE: where a failure surfaced (a capture that failed),
 # true but general: a ROOT cause found in other evidence wins. HINT: a sign rather than a statement (a keyword, a
@@ -125,7 +131,7 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|Command '\['\S*(?:gcc|g\+\+|nvcc|clang)'[^\n]*returned non-zero exit status|Ninja build failed"
         r"|(?:JIT|jit) (?:compil\w*|build) (?:failed|error)|Failed to compile|triton\.compiler\.errors|cannot find -lcuda"
         # an assertion raised inside DeepGEMM's JIT dispatcher: it has no kernel for this case
-        r"|deep_gemm/[^\"\n]*\", line \d+[^\n]*\n(?:[ \t^~][^\n]*\n)*(?:AssertionError|RuntimeError)"), ROOT),
+        r"|deep_gemm/[^\"\n]*\", line \d+[^\n]*\n" + _FRAME_BODY + r"(?:AssertionError|RuntimeError)"), ROOT),
     ("gpu_out_of_memory", re.compile(
         r"CUDA out of memory|OutOfMemoryError|Not enough memory\. Please try to increase --mem-fraction-static"
         r"|Please try to increase --mem-fraction-static|Not enough memory to allocate KV cache|CUDA error: out of memory"
@@ -150,9 +156,9 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|wait timeout after \d+ms, keys:"
         # DeepEP's buffer sets up NVSHMEM across the ranks (and nodes): a failure there is the ranks not meeting
         r"|\bnvshmem\w*\([^\n]*\)[^\n]{0,40}== 0'|NVSHMEM (?:ERROR|error)|nvshmem\w* (?:failed|error)"
-        r"|deep_ep/buffer\.py\", line \d+, in __init__\n(?:[ \t^~][^\n]*\n)*[\w.]*(?:Error|Exception)\b"
+        r"|deep_ep/buffer\.py\", line \d+, in __init__\n" + _FRAME_BODY + r"[\w.]*(?:Error|Exception)\b"
         # 0.1-era SGLang: the router reached its TP workers over rpyc, whose call timed out
-        r"|AsyncResultTimeout|rpyc[^\n]*\n(?:[ \t^~][^\n]*\n)*[\w.]*TimeoutError: result expired", re.I), ROOT),
+        r"|AsyncResultTimeout|rpyc[^\n]*\n" + _FRAME_BODY + r"[\w.]*TimeoutError: result expired", re.I), ROOT),
     ("host_resource_error", re.compile(
         r"Fatal Python error: Bus error|Bus error \(core dumped\)|\bSIGBUS\b|exit code:? 135\b|Exit code: -7\b"
         r"|\[Errno 12\] Cannot allocate memory|No space left on device|\[Errno 24\] Too many open files"
@@ -161,7 +167,7 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
     # An exception raised while SGLang sets up its custom all-reduce (the P2P check, the IPC buffers, libcudart):
     # the custom all-reduce cannot run here, NCCL can.
     ("p2p_unsupported", re.compile(
-        r"(?:custom_all_reduce(?:_utils)?|cuda_wrapper)\.py\", line \d+, in \w+\n(?:[ \t^~][^\n]*\n)*[\w.]*(?:Error|Exception)\b"), HINT),
+        r"(?:custom_all_reduce(?:_utils)?|cuda_wrapper)\.py\", line \d+, in \w+\n" + _FRAME_BODY + r"[\w.]*(?:Error|Exception)\b"), HINT),
     ("cuda_graph_capture_failed", re.compile(
         r"Capture (?:cuda|CUDA) graph failed|cuda_graph_runner\.py|CudaGraphRunner|cudaStreamCaptureStatus"
         r"|operation not permitted when stream is capturing|during CUDA graph capture|previous error during capture"
@@ -178,7 +184,7 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|'\w+Config' object has no attribute"  # the model's config lacks what this SGLang reads: not supported here
         r"|architectures\[0\](?:[^\n]*\n){1,4}TypeError: 'NoneType' object is not subscriptable"
         # transformers does not know the config's model_type (an architecture newer than the installed transformers)
-        r"|configuration_auto\.py\", line \d+, in __getitem__\n(?:[ \t^~][^\n]*\n)*KeyError: '", re.I), ROOT),
+        r"|configuration_auto\.py\", line \d+, in __getitem__\n" + _FRAME_BODY + r"KeyError: '", re.I), ROOT),
     ("model_unavailable", re.compile(
         r"is not a local folder and is not a valid model identifier|RepositoryNotFoundError|GatedRepoError"
         r"|RevisionNotFoundError|EntryNotFoundError|HFValidationError|Repository Not Found for url|Cannot access gated repo"
@@ -187,7 +193,7 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|(?:No such file or directory|FileNotFoundError)[^\n]{0,160}(?:config\.json|\.safetensors|tokenizer)"), ROOT),
     ("speculative_decoding_error", re.compile(
         r"speculative|eagle_worker|EAGLEWorker|draft_worker|DraftWorker|draft_model|draft model|multi_layer_eagle"
-        r"|ngram_worker|eagle_utils|\bMTP\b|\bNextN\b|_nextn\b|\w+_nextn\.py"
+        r"|ngram_worker|eagle_utils|\bMTP\b|\bNextN\b|_nextn\b"
         r"|KeyError: 'midlayer\.", re.I), HINT),  # EAGLE3 heads name their one layer ``midlayer``
     # An assertion in the model's weight loader (a parameter's shape, a name): the checkpoint is not one this
     # implementation of the model can read (a quantized or converted variant it does not support). After the
@@ -320,8 +326,11 @@ def is_notable(line: str) -> bool:
     return any(word in low for word in _NOTABLE_WORDS) and notable_by_rules(line)
 
 
+@functools.lru_cache(maxsize=2048)
 def notable_by_rules(line: str) -> bool:
-    """:func:`is_notable` without its gate of words: what the rules alone say (tests hold the two equal on real logs)."""
+    """:func:`is_notable` without its gate of words: what the rules alone say (tests hold the two equal on real logs).
+
+    Cached: the ranks of one server print the same lines, and a pure function of a line may remember its answer."""
     if _ECHO_RE.search(line) or _HARMLESS_RE.search(line):
         return False
     cause, _line, strength = decisive(line)
@@ -702,7 +711,8 @@ def unwrap(text: str) -> str:
 
     Why: a paste from a terminal breaks long lines at the terminal's width, even inside a word, and a decisive
     message broken in two matches no rule. The width shows itself: several lines exactly as long as the longest
-    ones. Used only when nothing matched the text as it is.
+    ones; a single broken line shows itself by the next line, which starts mid-text. Used only when nothing matched
+    the text as it is.
     """
     lines = text.split("\n")
     lengths: Dict[int, int] = {}
@@ -710,11 +720,28 @@ def unwrap(text: str) -> str:
         if len(line) >= 80:
             lengths[len(line)] = lengths.get(len(line), 0) + 1
     widths = [width for width, count in lengths.items() if count >= 2]
-    if not widths:
-        return text
-    width = max(widths, key=lambda value: (lengths[value], value))
     joined: list = []
     carry = ""
+    if not widths:
+        # One broken line shows no width: a long line whose next line starts mid-text (not a record, a frame, code,
+        # an exception) is taken as broken.
+        for line in lines:
+            if carry and not starts_line(line):
+                carry += line
+                if len(line) >= 80:
+                    continue
+                joined.append(carry)
+                carry = ""
+                continue
+            if carry:
+                joined.append(carry)
+            carry = line if len(line) >= 80 else ""
+            if not carry:
+                joined.append(line)
+        if carry:
+            joined.append(carry)
+        return "\n".join(joined)
+    width = max(widths, key=lambda value: (lengths[value], value))
     for line in lines:
         if len(line) == width:
             carry += line

@@ -163,6 +163,149 @@ def _strip_prefix(msg: str) -> "tuple[str, Optional[str], Optional[str], Optiona
     return msg, None, None, None
 
 
+# A line that starts something (a record, a relay's prefix, a frame, code, an exception): never the rest of a line that a
+# terminal broke at its width, which starts mid-text (a single space at most: the break fell before a space).
+_LINE_START_RE = re.compile(
+    r"^(?:\s\s|\t|\[|\(|\{|\d{4}-\d\d-\d\d|[A-Z][a-z]{2} +\d+ \d\d:|Traceback |File \"|[\w.]*(?:Error|Exception|Warning)\b"
+    r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b|[IWEF]\d{4} |usage: |During handling|The above exception|\$ )"
+)
+WRAP_MIN_WIDTH = 80  # narrower terminals are not looked for
+WRAP_MIN_LINES = 3  # lines of exactly the widest length before that length is taken as the terminal's width
+WRAP_MAX_PIECES = 64  # a line is joined from at most this many pieces (bounds the work on any input)
+_PREFIX = 16  # a line that starts like the held one is the next update of a progress bar, not the rest of it
+
+
+class Rewrapper:
+    """Joins again the lines of pasted text that a terminal broke at its width (``push`` a line, get the lines to read).
+
+    Why here, before anything reads a line: a paste from a terminal (tmux, a web console) breaks every long line at
+    the same width, even inside a word, so a traceback header, a frame or a decisive message arrives in pieces that no
+    rule reads. The width shows itself: the widest length, shared by several lines, and no line wider. A piece of that
+    width is held until the next line tells whether it goes on (it starts mid-text) or something new starts.
+    Lines padded with spaces to a window's width are not breaks, nor is a line that starts as the held one did (a
+    progress bar's next update, as wide as the terminal). Journal entries are whole and never pass here.
+    """
+
+    __slots__ = ("width", "_widest", "_count", "_held", "_pieces", "_fixed")
+
+    def __init__(self, width: Optional[int] = None) -> None:
+        self.width = width
+        self._fixed = width is not None
+        self._widest = 0
+        self._count = 0
+        self._held: Optional[str] = None
+        self._pieces = 0
+
+    def push(self, text: str) -> List[str]:
+        """``text`` (one line, without its newline) in; the lines to read now out (none while a piece is held)."""
+        if "\x1b" in text:
+            text = _ANSI_RE.sub("", text)  # a terminal's width counts what it shows
+        if not self._fixed:
+            self._measure(text)
+        width = self.width
+        out: List[str] = []
+        held = self._held
+        pieces = 1
+        if held is not None:
+            self._held = None
+            if width and not starts_line(text) and text[:_PREFIX] != held[:_PREFIX]:
+                text = held + text
+                pieces = self._pieces + 1
+            else:
+                out.append(held)
+        if width and len(text) == width * pieces and not text.endswith("  ") and pieces < WRAP_MAX_PIECES:
+            self._held, self._pieces = text, pieces
+            return out
+        out.append(text)
+        return out
+
+    def flush(self) -> List[str]:
+        """The piece held back, if any (no more lines come now)."""
+        held, self._held = self._held, None
+        return [] if held is None else [held]
+
+    def _measure(self, text: str) -> None:
+        length = len(text)
+        if length < WRAP_MIN_WIDTH or text.endswith("  "):
+            return
+        if length > self._widest:
+            self._widest, self._count = length, 1
+        elif length == self._widest:
+            self._count += 1
+        self.width = self._widest if self._count >= WRAP_MIN_LINES else None
+
+
+def starts_line(text: str) -> bool:
+    """Whether ``text`` starts a line of its own (a record, a prefix, a frame, code, an exception), rather than being the
+    rest of a line that a terminal broke; an empty line starts nothing but is no rest either."""
+    return not text or bool(_LINE_START_RE.match(text))
+
+
+class PasteMargin:
+    """What a paste put before every line of a log (a Markdown quote ``> ``, code-block indentation of four spaces or a
+    tab), learned from the first line and stripped from each line (``strip``) until a line comes without it.
+
+    Why: a log posted in an issue or a chat as a quote or an indented block has every line shifted, so SGLang's records
+    look like continuation lines and frames lose their place. Indentation counts as a margin only when the first line
+    is a log line under it (a record, a prefix, a traceback's header): a tail that starts with a frame's indented code
+    is not shifted. A line without the margin ends it for good. Journal entries never pass here.
+    """
+
+    __slots__ = ("margin", "_decided")
+
+    def __init__(self, lines: Optional[List[str]] = None, margin: str = "") -> None:
+        """``lines``: the whole text when the caller has it: a margin every line carries is the margin, whatever the
+        first line is; ``margin``: the margin when the caller knows it already."""
+        self.margin = margin or (_common_margin(lines) if lines else "")
+        self._decided = bool(self.margin)
+
+    def strip(self, line: str) -> str:
+        """``line`` without the margin (a quote's one space after ``>`` goes too)."""
+        if not self._decided:
+            if not line.strip():
+                return line
+            self._decided = True
+            if line.startswith(">"):
+                self.margin = ">"
+            else:
+                for margin in ("\t", "    "):
+                    rest = line[len(margin):]
+                    if line.startswith(margin) and rest[:1] not in (" ", "\t") and starts_line(rest):
+                        self.margin = margin
+                        break
+        margin = self.margin
+        if not margin:
+            return line
+        if not line.startswith(margin):
+            if line.strip():
+                self.margin = ""  # not shifted after all (or no longer)
+            return line
+        rest = line[len(margin):]
+        return rest[1:] if margin == ">" and rest.startswith(" ") else rest
+
+
+def _common_margin(lines: List[str]) -> str:
+    """The margin every non-blank line of ``lines`` starts with (at least five of them), or ""."""
+    found = None
+    seen = 0
+    for line in lines:
+        if not line.strip():
+            continue
+        margin = ">" if line.startswith(">") else "\t" if line.startswith("\t") else "    " if line.startswith("    ") else ""
+        if not margin or (found is not None and margin != found):
+            return ""
+        found, seen = margin, seen + 1
+    return found if found and seen >= 5 else ""
+
+
+def wrap_width(lines: List[str]) -> Optional[int]:
+    """The width a terminal broke ``lines`` at, or None: what :class:`Rewrapper` would learn from all of them."""
+    probe = Rewrapper()
+    for line in lines:
+        probe._measure(_ANSI_RE.sub("", line) if "\x1b" in line else line)  # pylint: disable=protected-access
+    return probe.width
+
+
 def journal_time_text(timestamp: float) -> str:
     """A journal entry's time as ISO 8601 with microseconds, in UTC: how a followed line is shown."""
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(timestamp)) + (".%06d+00:00" % int((timestamp % 1) * 1e6))

@@ -52,7 +52,8 @@ from typing import Any, Deque, Dict, Iterable, List, Optional, Tuple
 from ansible_collections.gpufleet.sglang.plugins.module_utils.secrets import find_secrets, may_contain_secret, redact
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.causes import cause_in_tiers, hint_for, is_notable
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.lines import (
-    LogLine, from_journal, is_systemd_exit, is_systemd_line, is_systemd_start, parse_line)
+    WRAP_MIN_WIDTH, LogLine, PasteMargin, Rewrapper, from_journal, is_systemd_exit, is_systemd_line, is_systemd_start, parse_line,
+    starts_line, wrap_width)
 
 # Startup phases in the order SGLang goes through them (docs/reference/sglang.md#startup-phases).
 PHASES = (
@@ -248,10 +249,17 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
     (``pending == "awaiting_traceback"``): the caller waits a bounded time, then calls :meth:`close`.
     """
 
-    def __init__(self, secrets: Iterable[str] = (), hostname: str = "localhost", forget_before_start: bool = True) -> None:
+    def __init__(self, secrets: Iterable[str] = (), hostname: str = "localhost", forget_before_start: bool = True,
+                 wrap_width: Optional[int] = None, margin: str = "") -> None:
         """``forget_before_start``: at systemd's first "Started"/"Starting" line, forget what came before (a pasted
-        journal holds the old process's stop); a caller that tells the old process's lines itself turns it off."""
+        journal holds the old process's stop); a caller that tells the old process's lines itself turns it off.
+        ``wrap_width``: the width a terminal broke the pasted text at, when the caller knows it (a whole text);
+        otherwise :meth:`feed` learns it from the lines as they come. What a paste put before every line (a Markdown
+        quote or indentation) is ``margin`` when the caller knows it (every line of a whole text carries it), otherwise
+        learned from the first line (:class:`.lines.PasteMargin`)."""
         self._forget_before_start = forget_before_start
+        self._rewrap = Rewrapper(wrap_width)
+        self._margin = PasteMargin(margin=margin)
         self._secrets: List[str] = [s for s in secrets if isinstance(s, str) and s]
         self._hostname = hostname  # shown in the last lines of followed journal entries, as journalctl shows it
         self._line_no = 0
@@ -286,6 +294,7 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
         self._context: Deque[str] = collections.deque(maxlen=CONTEXT_LINES)
         self._import_errors: Deque[str] = collections.deque(maxlen=4)
         self._orphan: Optional[str] = None  # the last exception line seen outside any traceback
+        self._long_line: Optional[str] = None  # the last line outside tracebacks, when long and no evidence: maybe broken
         self._exited = False
         self._frozen = False
         self._decision: Optional[Tuple[Optional[_Traceback], Optional[str], Optional[str], Optional[str], Optional[str]]] = None
@@ -304,11 +313,14 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
             line = bytes(line).decode("utf-8", "replace")
         if not isinstance(line, str):
             return
-        if "\n" in line:
-            for part in line.split("\n"):
-                self._feed_line(parse_line(part), timestamp)
-            return
-        self._feed_line(parse_line(line), timestamp)
+        for part in line.split("\n") if "\n" in line else (line,):
+            for text in self._rewrap.push(self._margin.strip(part.rstrip("\r"))):
+                self._feed_line(parse_line(text), timestamp)
+
+    def flush(self, timestamp: Any = None) -> None:
+        """Read a line of pasted text held back as the first piece of a line a terminal broke (no more text comes now)."""
+        for text in self._rewrap.flush():
+            self._feed_line(parse_line(text), timestamp)
 
     def feed_entry(self, message: str, pid: Optional[int], identifier: str, timestamp: float) -> None:
         """Take one journal entry as journald gives it (``journalctl -o json``): its fields are read as they are.
@@ -329,6 +341,7 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
         """
         if self._closed:
             return
+        self.flush()
         for tb in list(self._open):
             self._close_traceback(tb)
         if exited and not self._ready and not self._failed:
@@ -685,10 +698,22 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
 
     def _note(self, info: LogLine, text: str) -> None:
         """Keep a line that may explain a failure later: a decisive line, an exception line outside a traceback."""
+        broken, self._long_line = self._long_line, None
+        joined = None
+        if broken is not None and not starts_line(info.body) and text[:16] != broken[:16]:
+            # maybe the rest of a long line that a terminal broke (one such line shows no width to learn)
+            joined = (broken + info.body).strip()
         if "Ignore import error when loading" in text:
             self._import_errors.append(text)
         elif is_notable(text):
             self._context.append(text)
+        elif joined is not None and is_notable(joined):
+            self._context.append(joined)
+            if self._orphan == broken.strip():
+                self._orphan = joined
+            return
+        elif joined is None and len(info.raw) >= WRAP_MIN_WIDTH and not info.body.endswith("  "):
+            self._long_line = info.body.lstrip()  # a break before a space leaves the space at the end of the piece
         if not info.record and _EXC_LIKE_RE.match(text) and not _LOGLIKE_RE.match(text):
             self._orphan = text
 
@@ -927,11 +952,14 @@ def scan_startup_log(text: str, ended: bool = False, secrets: Iterable[str] = ()
 
     A thin wrapper over :class:`StartupLogScanner`, so batch and incremental scanning cannot disagree.
     """
-    scanner = StartupLogScanner(secrets=secrets)
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", "replace")
-    for line in (text or "").splitlines():
+    lines = (text or "").splitlines()
+    margin = PasteMargin(lines)
+    scanner = StartupLogScanner(secrets=secrets, wrap_width=wrap_width([margin.strip(line) for line in lines]), margin=margin.margin)
+    for line in lines:
         scanner.feed(line)
+    scanner.flush()
     if ended:
         scanner.close(exited=True)
     return scanner.result()

@@ -19,6 +19,7 @@ import os
 import pytest
 
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.causes import CAUSES
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.lines import PasteMargin
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.scanner import StartupLogScanner, scan_startup_log
 
 CORPUS = os.path.join(os.path.dirname(__file__), *[os.pardir] * 5, "tests", "data", "startup_corpus")
@@ -83,9 +84,11 @@ def test_developed_splits_read_through_the_journal_give_the_same_verdict(row):
     """The same logs as journal entries, one per line, without the empty lines journald drops: the same verdict,
     cause and message."""
     scanner = StartupLogScanner()
-    for index, line in enumerate(_text(row).splitlines()):
+    lines = _text(row).splitlines()
+    margin = PasteMargin(lines)  # a journal entry never carries the quote or indentation of a paste
+    for index, line in enumerate(lines):
         if line.strip():
-            scanner.feed_entry(line.rstrip("\r"), 4242, "sglang", 1764493315.0 + index * 0.001)
+            scanner.feed_entry(margin.strip(line.rstrip("\r")), 4242, "sglang", 1764493315.0 + index * 0.001)
     if row["outcome"] not in SUCCESS:
         scanner.close(exited=True)
     by_entries, as_text = scanner.result(), _scan(row)

@@ -845,3 +845,60 @@ def test_the_notable_words_gate_lets_through_every_line_a_rule_reads():
                     assert is_notable(text) == notable_by_rules(text), text
                     checked += 1
     assert checked > 5000
+
+
+# ------------------------------------------------------------------------------------------------ pastes that moved the lines
+_WRAPPED_TRACEBACK = [
+    "[2025-03-29 18:56:25 TP0] Scheduler hit an exception: Traceback (most recent call last):",
+    '  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 1999, in run_scheduler_process',
+    "    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, dp_rank)",
+    '  File "/sgl-workspace/sglang/python/sglang/srt/layers/quantization/fp8_kernel.py", line 50, in per_token_group_quant',
+    "    return sgl_per_token_group_quant_fp8(x, x_q, x_s, group_size, eps, fp8_min, fp8_max)",
+    "ImportError: /opt/venv/lib/python3.10/site-packages/sgl_kernel/common_ops.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEa",
+    "[2025-03-29 18:56:26] Received sigquit from a child process. It usually means the child failed.",
+]
+
+
+@pytest.mark.parametrize("width", [80, 100])
+def test_a_log_broken_at_the_terminal_width_is_joined_again(width):
+    """Every long line broken at the terminal's width, even inside a word: the width is learned (the widest length,
+    shared by several lines) and the pieces are read as one line, header, frames and message. Fed line by line,
+    the scanner learns the width only from the third broken line on: the lines before it stay in pieces."""
+    pieces = [line[i:i + width] for line in _WRAPPED_TRACEBACK for i in range(0, len(line), width)]
+    whole = scan_startup_log("\n".join(pieces), ended=True)
+    assert whole["traceback"].startswith("Traceback (most recent call last):") and whole["rank"] == "TP0"
+    for result in (whole, _feed(pieces, True).result()):
+        assert result["cause"] == "package_mismatch"
+        assert result["error_message"] == _WRAPPED_TRACEBACK[5]
+
+
+def test_one_broken_line_is_joined_by_what_follows_it():
+    """A lone decisive line broken once shows no width: the next line, which starts mid-text, joins it."""
+    line = ("RuntimeError: GemmaRMSNorm failed with error code no kernel image is available for execution on the device")
+    result = scan_startup_log(line[:100] + "\n" + line[100:], ended=True)
+    assert result["cause"] == "unsupported_gpu" and result["error_message"] == line
+
+
+def test_progress_bars_as_wide_as_the_terminal_are_not_joined():
+    """tqdm draws its bar as wide as the terminal: each update starts as the last did, so it is its own line."""
+    progress = "Capturing batches (bs=%d avail_mem=77.03 GB):  %2d%%|####      | %d/4 [00:01<00:03,  1.00it/s]"
+    lines = [(progress % (4 - i, 25 * i, i)).ljust(100)[:100] for i in range(4)] * 3
+    lines.append("[2026-11-30 09:02:11 TP0] Capture cuda graph end. Time elapsed: 12.80 s.")
+    result = scan_startup_log("\n".join(lines))
+    assert result["phase"] == "cuda_graph_capture" and result["lines_seen"] == len(lines)
+
+
+@pytest.mark.parametrize("margin", ["    ", "> ", "\t"])
+def test_a_quoted_or_indented_paste_is_read_as_the_log(margin):
+    """A log posted as a Markdown quote or an indented block: every line shifted the same way, read unshifted."""
+    lines = [margin + line for line in _WRAPPED_TRACEBACK]
+    result = scan_startup_log("\n".join(lines), ended=True)
+    assert result["cause"] == "package_mismatch" and result["error_message"] == _WRAPPED_TRACEBACK[5]
+    assert result["rank"] == "TP0"
+
+
+def test_frames_that_lost_their_indentation_still_name_where_it_was_raised():
+    """A paste without indentation: the code line under a frame is not indented, the frame still says where."""
+    evidence = ('File "/v/sglang/srt/layers/linear.py", line 642, in weight_loader\n'
+                "assert param_data.shape == loaded_weight.shape\nAssertionError")
+    assert classify(evidence) == "unsupported_model_architecture"
