@@ -90,3 +90,8 @@ def test_empty_files_word_for_word(text, message):
     with pytest.raises(ValueError) as caught:
         parse_prompts(text)
     assert str(caught.value) == message
+
+
+def test_a_plain_text_file_may_start_with_any_letter():
+    assert parse_prompts("Xcode fails to build\nthe target") == ["Xcode fails to build\nthe target"]
+    assert parse_prompts("a\n---\nb\nc") == ["a", "b\nc"]

@@ -155,3 +155,8 @@ def test_gates_right_after_the_table_get_one_blank_line():
 def test_a_verdict_without_any_efficiency_reads_zero_of_the_bound():
     text = render_markdown({"levels": [], "verdict": "unknown", "efficiency_concurrency": 1})
     assert text.endswith("- Efficiency at concurrency 1: 0% of the bound: unknown.\n")
+
+
+def test_the_share_of_the_bound_is_a_percentage_rounded_to_a_whole_number():
+    text = render_markdown({"levels": [], "verdict": "v", "efficiency_of_bound": 0.6, "efficiency_concurrency": 1})
+    assert text.endswith("- Efficiency at concurrency 1: 60% of the bound: v.\n")
