@@ -18,7 +18,7 @@ round trips per host.
 it under build/bench/, with its own playbooks, roles and plugins (this checkout's venv runs both). Each variant
 first deploys all hosts once untimed (so the timed runs start converged for that variant's code), then is timed.
 
-    benchmarks/converged_run.py [--ref COMMIT] [--at COMMIT] [--hosts 8] [--repeat 1] [--keep]
+    benchmarks/converged_run.py [--ref COMMIT] [--at COMMIT] [--after-first] [--hosts 8] [--repeat 1] [--keep]
                                                           (root; `make wheelhouse lab-rootfs`)
 
 --at COMMIT measures that commit (a worktree too) as the "after" variant instead of this checkout's working tree.
@@ -187,6 +187,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1, help="timed runs of each kind per variant")
     parser.add_argument("--keep", action="store_true", help="leave the lab hosts up at the end")
     parser.add_argument("--only-ref", action="store_true", help="measure only --ref (the baseline)")
+    parser.add_argument("--after-first", action="store_true", help="measure the 'after' variant before --ref")
     parser.add_argument("--at", help="measure this commit (a worktree) as the 'after' variant instead of this checkout's "
                                      "working tree (which other work in progress may share)")
     args = parser.parse_args()
@@ -199,7 +200,7 @@ def main() -> int:
         if args.ref:
             variants.append(("ref", checkout(args.ref)))
         if not args.only_ref:
-            variants.append(("head", checkout(args.at) if args.at else REPO))
+            variants.insert(0 if args.after_first else len(variants), ("head", checkout(args.at) if args.at else REPO))
         result: Dict[str, Any] = {"benchmark": "converged_run", "hosts": args.hosts, "batches": batches(args.hosts),
                                   "targets": {"deploy_1_host_s": 10, "rollout_per_batch_s": 10}}
         for name, root in variants:
