@@ -33,7 +33,9 @@ keeps the last error, lost indentation) is collected from its first frame or cha
 alone (a CUDA OOM, a gated repository, an undefined symbol) is kept as evidence for when the start has failed;
 Python 3.11 caret lines and elided frames (``...``) stay inside the traceback; an exception message ends at a line
 of another process or at a line that starts something else, also without the blank line that journald drops;
-an argparse rejection whose ``error:`` line was lost still shows its ``usage:`` banner.
+an argparse rejection whose ``error:`` line was lost still shows its ``usage:`` banner. Pasted text may have moved
+its lines: a terminal broke them at its width (joined again, :class:`.lines.Rewrapper`), or the paste quoted or
+indented every line (read unshifted, :class:`.lines.PasteMargin`); journal entries are read as they are.
 
 Two inputs, one state machine: :meth:`StartupLogScanner.feed_entry` takes the journal's structured entries
 as the launch module follows them; :meth:`StartupLogScanner.feed` (and :func:`scan_startup_log`) takes pasted
@@ -96,9 +98,9 @@ _CHAIN_RE = re.compile(
     r"^(?:During handling of the above exception, another exception occurred:"
     r"|The above exception was the direct cause of the following exception:)\s*$"
 )
-# Python 3.11+ caret lines under a frame's code, and the elisions people put into pasted frames.
 # torch.compile (dynamo) ends its exception message with the model's own frames under this line.
 _USER_CODE_RE = re.compile(r"^from user code:$")
+# Python 3.11+ caret lines under a frame's code, and the elisions people put into pasted frames.
 _CODE_MARK_RE = re.compile(r"^[\s^~]*[\^~][\s^~]*$|^(?:\.{3,}|…+|\[\.\.\.\]|。+|\[Previous line repeated \d+ more times?\])$")
 # Used only to tell an unindented exception line from an unindented code line (pasted logs lose indentation).
 _EXC_LIKE_RE = re.compile(
