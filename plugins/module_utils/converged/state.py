@@ -65,6 +65,18 @@ def merge_items(*groups: Optional[Mapping[str, Any]]) -> Dict[str, List[Any]]:
     return merged
 
 
+def file_sha256(path: str) -> Optional[str]:
+    """The sha256 of a file's content (links followed); None when it cannot be read."""
+    sha = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                sha.update(block)
+    except OSError:
+        return None
+    return sha.hexdigest()
+
+
 def observe_path(path: str) -> Dict[str, Any]:
     """Type, mode, owner and group of a path (not following a last link); a regular file's sha256 up to HASH_LIMIT."""
     try:
@@ -80,22 +92,15 @@ def observe_path(path: str) -> Dict[str, Any]:
     elif stat.S_ISREG(info.st_mode):
         seen["size"] = info.st_size
         if info.st_size <= HASH_LIMIT:
-            sha = hashlib.sha256()
-            try:
-                with open(path, "rb") as handle:
-                    for block in iter(lambda: handle.read(1 << 20), b""):
-                        sha.update(block)
-                seen["sha256"] = sha.hexdigest()
-            except OSError as err:
-                seen["error"] = err.__class__.__name__
+            seen["sha256"] = file_sha256(path)
         else:
             seen["mtime_ns"] = info.st_mtime_ns
     return seen
 
 
 def observe_tree(root: str) -> Dict[str, Any]:
-    """Every entry below root (links followed, as a loader reads them): relative path -> size, mode, owner (and the
-    sha256 of a file up to TREE_HASH_LIMIT)."""
+    """Every entry below root (links followed, as a loader reads them): relative path -> size, mode, owner, and a
+    file's sha256 up to TREE_HASH_LIMIT or its modification time above (a shard edited in place keeps its size)."""
     if not os.path.isdir(root):
         return {"exists": False}
     entries: Dict[str, Any] = {}
@@ -109,8 +114,9 @@ def observe_tree(root: str) -> Dict[str, Any]:
                 entries[os.path.relpath(full, root)] = "broken"
                 continue
             entry = [info.st_size if stat.S_ISREG(info.st_mode) else 0, stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid]
-            if stat.S_ISREG(info.st_mode) and info.st_size <= TREE_HASH_LIMIT:
-                entry.append(observe_path(full).get("sha256"))
+            if stat.S_ISREG(info.st_mode):
+                # small files by content (through a link, as a hub snapshot's are), large ones by modification time
+                entry.append(file_sha256(full) if info.st_size <= TREE_HASH_LIMIT else info.st_mtime_ns)
             entries[os.path.relpath(full, root) + ("/" if name.endswith("/") else "")] = entry
     return {"exists": True, "entries": entries}
 

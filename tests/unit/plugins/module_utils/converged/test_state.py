@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 
+from ansible_collections.gpufleet.sglang.plugins.module_utils.converged import state
 from ansible_collections.gpufleet.sglang.plugins.module_utils.converged.state import (
     compare, config_host, load_record, make_record, merge_items, observe, observe_listing, observe_tree, parse_show,
     problems_now, save_record, unit_files)
@@ -209,6 +210,11 @@ def test_trees_and_listings(tmp_path):
     assert sorted(tree["entries"]) == ["config.json", "sub/", "sub/w.bin"]
     assert tree["entries"]["sub/w.bin"][0] == 5
     assert observe_tree(str(tmp_path / "nothing")) == {"exists": False}
+    (tmp_path / "blob").write_text('{"a": 1}', encoding="utf-8")
+    (tmp_path / "m" / "link.json").symlink_to(tmp_path / "blob")
+    before = observe_tree(str(tmp_path / "m"))
+    (tmp_path / "blob").write_text('{"a": 2}', encoding="utf-8")  # same size, through the link
+    assert observe_tree(str(tmp_path / "m")) != before
     listing = observe_listing(str(tmp_path / "m" / "s*"))
     assert listing == {str(tmp_path / "m" / "sub"): ["w.bin"]}
 
@@ -222,3 +228,14 @@ def test_a_record_round_trips_and_a_broken_one_reads_as_none(tmp_path):
         handle.write("{broken")
     assert load_record(path) is None
     assert load_record(str(tmp_path / "none.json")) is None
+
+
+def test_a_large_file_of_a_tree_edited_in_place_is_seen_by_its_time(tmp_path, monkeypatch):
+    monkeypatch.setattr(state, "TREE_HASH_LIMIT", 2)
+    shard = tmp_path / "m" / "model-00001.safetensors"
+    shard.parent.mkdir()
+    shard.write_bytes(b"12345")
+    before = observe_tree(str(tmp_path / "m"))
+    assert before["entries"]["model-00001.safetensors"][4] == os.stat(shard).st_mtime_ns
+    os.utime(shard, ns=(1, 10 ** 9))  # the same size, written at another time
+    assert observe_tree(str(tmp_path / "m")) != before
