@@ -91,3 +91,13 @@ def test_minimum_scores_are_the_issue_bars():
     assert CONFIG["default_min_score"] == 85
     assert ENTRIES["secrets"]["min_score"] == 95
     assert [n for n, e in ENTRIES.items() if float(e.get("min_score", 85)) < 85] == []
+
+
+def test_the_equivalents_list_reads_and_names_modules_on_disk():
+    """A broken tests/mutation/equivalent.yml stops every run: each entry has its file, line, mutation and why."""
+    entries = yaml.safe_load((ROOT / "tests" / "mutation" / "equivalent.yml").read_text(encoding="utf-8"))
+    assert isinstance(entries, list) and entries
+    for entry in entries:
+        assert set(entry) - {"source"} == {"file", "line", "mutation", "why"}, entry
+        assert (ROOT / entry["file"]).is_file(), entry["file"]
+        assert isinstance(entry["line"], int) and isinstance(entry["mutation"], str) and str(entry["why"]).strip(), entry
