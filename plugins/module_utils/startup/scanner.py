@@ -262,6 +262,7 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
         self._forget_before_start = forget_before_start
         self._rewrap = Rewrapper(wrap_width)
         self._margin = PasteMargin(margin=margin)
+        self._pasted = True  # the line being read is pasted text (feed), not a journal entry, which nothing broke
         self._secrets: List[str] = [s for s in secrets if isinstance(s, str) and s]
         self._hostname = hostname  # shown in the last lines of followed journal entries, as journalctl shows it
         self._line_no = 0
@@ -315,6 +316,7 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
             line = bytes(line).decode("utf-8", "replace")
         if not isinstance(line, str):
             return
+        self._pasted = True
         for part in line.split("\n") if "\n" in line else (line,):
             for text in self._rewrap.push(self._margin.strip(part.rstrip("\r"))):
                 self._feed_line(parse_line(text), timestamp)
@@ -330,6 +332,7 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
         ``timestamp`` (seconds since the epoch) is the entry's time: recorded per phase and shown in the
         last lines.
         """
+        self._pasted = False
         for info in from_journal(message, pid, identifier, timestamp, self._hostname):
             self._feed_line(info, timestamp)
 
@@ -714,7 +717,7 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
             if self._orphan == broken.strip():
                 self._orphan = joined
             return
-        elif joined is None and len(info.raw) >= WRAP_MIN_WIDTH and not info.body.endswith("  "):
+        elif joined is None and self._pasted and len(info.raw) >= WRAP_MIN_WIDTH and not info.body.endswith("  "):
             self._long_line = info.body.lstrip()  # a break before a space leaves the space at the end of the piece
         if not info.record and _EXC_LIKE_RE.match(text) and not _LOGLIKE_RE.match(text):
             self._orphan = text
