@@ -795,7 +795,8 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
         self.write_verdict({"state": "done", "finished_at": time.time(), "unit": self.unit, "reason": plan.reason,
                             "outcome": launch["outcome"], "ready": result["ready"], "rolled_back": result["rolled_back"],
                             "rollback_ready": result.get("rollback_ready"), "failure": result.get("failure"),
-                            "msg": result.get("msg"), "soak": launch.get("soak"), "time_to_ready_s": result.get("time_to_ready_s")})
+                            "msg": result.get("msg"), "soak": launch.get("soak"), "time_to_ready_s": result.get("time_to_ready_s"),
+                            "swapped": result.get("swapped", []), "snapshot_rebuilt": result.get("snapshot_rebuilt")})
         return result
 
     def keep_as_last_good(self, launch: Dict[str, Any], result: Dict[str, Any]) -> None:

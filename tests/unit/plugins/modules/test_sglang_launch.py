@@ -755,6 +755,7 @@ def test_the_verdict_is_written_on_the_host_and_a_status_call_reports_it(files):
     record = json.loads(text)
     assert record["state"] == "done" and record["outcome"] == "failed" and record["failure"]["cause"] == "warmup_failed"
     assert record["rolled_back"] is True and record["rollback_ready"] is True and SECRET not in text
+    assert record["swapped"] == [] and record["snapshot_rebuilt"] is None
     status = run(Host(), params_for(files, state="status"))
     assert status["last_launch"] == record and status["changed"] is False and status["snapshot_problems"] == []
     again = run(Host(), params_for(files))
