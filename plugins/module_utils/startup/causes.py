@@ -283,8 +283,10 @@ def _line_at(text: str, index: int) -> str:
 
 
 # Lines that say themselves that they are harmless (newer SGLang only warns and goes on without its custom all-reduce;
-# a package skips an optional extension): never evidence, even when their words match a rule.
-_HARMLESS_RE = re.compile(r"To silence this warning|can be ignored|Skipping import of|Ignoring \w+ import error")
+# a package skips an optional extension; SGLang adjusts a setting itself: "Breakable CUDA graph is incompatible with
+# multimodal model; disabling prefill CUDA graph."): never evidence, even when their words match a rule.
+_HARMLESS_RE = re.compile(r"To silence this warning|can be ignored|Skipping import of|Ignoring \w+ import error"
+                          r"|[;.] (?:[Dd]isabling|[Aa]utomatically (?:set|disabl|adjust)\w*|[Ff]alling back to|[Ff]allback to) ")
 # SGLang's echo of its arguments and of its command line names every option: never evidence.
 _ECHO_RE = re.compile(r"^(?:\[[^\]]*\] )?server_args=|launch_server |sglang serve |^\S*\$ |command: ")
 

@@ -709,8 +709,24 @@ def test_harmless_warnings_are_no_evidence():
     for line in ("[2025-09-07 16:25:32 TP1] Setup Custom allreduce failed with CUDART error: peer access is not supported between "
                  "these two devices. To silence this warning, specify --disable-custom-all-reduce explicitly.",
                  "[2025-04-20 14:03:03] Skipping import of cpp extensions: /v/torchao/_C.abi3.so: undefined symbol: _ZN3c105Error",
-                 "[2026-11-30 09:01:58] server_args=ServerArgs(speculative_algorithm=None, disable_custom_all_reduce=False)"):
+                 "[2026-11-30 09:01:58] server_args=ServerArgs(speculative_algorithm=None, disable_custom_all_reduce=False)",
+                 "[2026-12-01 12:57:40] Breakable CUDA graph is incompatible with multimodal model; disabling prefill CUDA graph.",
+                 "[2025-04-23 16:14:35 TP0] sgl-kernel is not available on Non-NV platforms. Fallback to other kernel libraries."):
         assert scan_startup_log(line, ended=True)["cause"] == "unknown", line
+
+
+def test_a_setting_sglang_adjusts_itself_does_not_explain_a_later_failure():
+    """SGLang 0.5.23 logs that it turns off prefill graphs for a multimodal model ("... is incompatible with ...;
+    disabling ..."): the warmup that fails later is still the cause (Molecule faults, the warmup case)."""
+    lines = ["[2026-12-01 12:57:40] Breakable CUDA graph is incompatible with multimodal model; disabling prefill CUDA graph.",
+             "[2026-12-01 12:57:47] INFO:     Uvicorn running on http://127.0.0.1:30000 (Press CTRL+C to quit)",
+             "[2026-12-01 12:57:47] Initialization failed. warmup error: Traceback (most recent call last):",
+             '  File "/v/sglang/srt/entrypoints/http_server.py", line 1592, in _execute_server_warmup',
+             "    res = requests.post(",
+             "RuntimeError: stand-in injected failure in phase warmup",
+             "sglang-main.service: Main process exited, code=killed, status=9/KILL"]
+    result = scan_startup_log("\n".join(lines), ended=True)
+    assert result["cause"] == "warmup_failed" and result["error_message"] == lines[5]
 
 
 # ------------------------------------------------------------------------------------------------ where a failure surfaced
