@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.findings import (
+    _edit_distance,
     close_matches,
     count_findings,
     display,
@@ -107,3 +108,32 @@ def test_length_gap_is_checked_against_the_allowed_edits():
     assert close_matches("abcdefgh", ["abcdefghijk"]) == []
     assert close_matches("abcde", ["abcdef"]) == ["abcdef"]
     assert close_matches("abcde", ["abcdefg"]) == []
+
+
+def test_a_missing_sort_key_sorts_as_empty_text():
+    for key in ("source", "flag", "code", "message"):
+        full = {"severity": "error", "source": "A", "flag": "A", "code": "A", "message": "A"}
+        missing = {k: v for k, v in full.items() if k != key}
+        assert sort_findings([full, missing]) == [missing, full], key
+
+
+@pytest.mark.parametrize("left, right, distance", [
+    ("ab", "ba", 1), ("oprt", "port", 1), ("abc", "acb", 1), ("ca", "abc", 3), ("kitten", "sitting", 3),
+    ("", "ab", 2), ("ab", "", 2), ("", "", 0), ("same", "same", 0),
+])
+def test_edit_distances_with_adjacent_transpositions(left, right, distance):
+    assert _edit_distance(left, right) == distance
+
+
+def test_a_transposition_at_the_start_is_one_edit():
+    assert close_matches("oprt", ["port"]) == ["port"]
+
+
+def test_six_characters_allow_two_edits():
+    assert close_matches("abcdef", ["abcdxy"]) == ["abcdxy"]
+    assert close_matches("abcde", ["abcxy"]) == []
+
+
+def test_dashes_in_candidates_count_as_underscores_for_the_distance():
+    assert close_matches("ab_c", ["ab-cd"]) == ["ab-cd"]
+    assert close_matches("ab-c", ["ab_cd"]) == ["ab_cd"]
