@@ -23,6 +23,9 @@ first deploys all hosts once untimed (so the timed runs start converged for that
 
 --at COMMIT measures that commit (a worktree too) as the "after" variant instead of this checkout's working tree.
 
+The exit status is 1 when the measured variant (not the --ref baseline) reports a change or a failure in its
+converged deploy, or a rollout host that is not "unchanged".
+
 --keep leaves the lab hosts up (a later run reuses them: `lab up` is idempotent); without it they go down at the
 end. Logs of every ansible-playbook run: build/bench/converged_run/*.log.
 """
@@ -206,11 +209,11 @@ def main() -> int:
         for name, root in variants:
             result[name] = measure(name, root, names, args.repeat)
         print(json.dumps(result, indent=2))
-        # a converged deploy changes nothing; a rollout's only changes are its reports on the controller
-        bad = [run for name in ("ref", "head") if name in result for run in result[name]["deploy_1_host"]
-               if run["changed"] or run["failed"]]
-        bad += [run for name in ("ref", "head") if name in result for run in result[name]["rollout"]
-                if run["failed"] or run["unchanged_hosts"] != args.hosts]
+        # The variant measured last stands or falls (--ref is the baseline, whatever it reports): a converged deploy
+        # changes nothing; a rollout's only changes are its reports on the controller, every host unchanged.
+        judged = variants[-1][0] if args.only_ref else "head"
+        bad = [run for run in result[judged]["deploy_1_host"] if run["changed"] or run["failed"]]
+        bad += [run for run in result[judged]["rollout"] if run["failed"] or run["unchanged_hosts"] != args.hosts]
         return 1 if bad else 0
     finally:
         if not args.keep:
