@@ -137,3 +137,26 @@ def test_good_option_keys(key, option):
 ])
 def test_bad_option_keys_word_for_word(key, why):
     assert normalise_key(key) == (None, why)
+
+
+def test_option_names_keep_their_letters():
+    assert option_name("--XLA-flags") == "XLA_flags"
+
+
+def test_a_positional_anywhere_is_skipped_and_the_rest_indexed():
+    table = FlagTable({"actions": [POSITIONAL, TP, POSITIONAL, PORT]})
+    assert table.actions == [TP, PORT]
+
+
+def test_the_canonical_option_prefers_a_long_one_to_a_short_one_listed_first():
+    assert FlagTable(TABLE).canonical({"opts": ["-q", "--quiet-mode"], "dest": "quiet"}) == "--quiet-mode"
+
+
+def test_history_of_a_wanted_option_that_is_not_the_first_of_its_action():
+    tables = {"0.5.9": {"actions": [{"opts": ["--a", "--b"], "dest": "b"}]}}
+    assert build_history(tables, ["--b"]) == {"--b": [["0.5.9", "b", None, False]]}
+
+
+def test_history_names_the_release_the_table_says_it_is():
+    tables = {"0.5.10": {"sglang_version": "0.5.10.post1", "actions": [PORT]}}
+    assert build_history(tables) == {"--port": [["0.5.10.post1", "port", "_StoreAction", False]]}
