@@ -119,7 +119,7 @@ def test_a_missing_sort_key_sorts_as_empty_text():
 
 @pytest.mark.parametrize("left, right, distance", [
     ("ab", "ba", 1), ("oprt", "port", 1), ("abc", "acb", 1), ("ca", "abc", 3), ("kitten", "sitting", 3),
-    ("", "ab", 2), ("ab", "", 2), ("", "", 0), ("same", "same", 0),
+    ("", "ab", 2), ("ab", "", 2), ("", "", 0), ("same", "same", 0), ("aaa", "a", 2), ("aaaa", "a", 3),
 ])
 def test_edit_distances_with_adjacent_transpositions(left, right, distance):
     assert _edit_distance(left, right) == distance
