@@ -198,3 +198,34 @@ def test_split_sse_of_a_buffer_ending_on_a_line_end():
     assert split_sse(b"data: a\n") == ([b"a"], b"")
     assert split_sse(b"") == ([], b"")
     assert split_sse(b"data: a") == ([], b"data: a")
+
+
+def test_a_failed_timing_carries_no_figures():
+    timing = timing_from_capture(StreamCapture(start=5.0), "completions", 8)
+    assert (timing.ok, timing.error, timing.start, timing.ttft, timing.latency, timing.itl, timing.output_tokens,
+            timing.prompt_tokens, timing.tokens_source, timing.spec_verify_ct, timing.spec_accept_length,
+            timing.connect) == (False, "HTTP 0", 5.0, 0.0, 0.0, [], 0, None, "none", None, None, None)
+    bare = StreamCapture(start=1.0)
+    assert (bare.events, bare.status, bare.error, bare.end, bare.connect_s) == ([], 0, None, None, None)
+    assert RequestTiming(ok=True).start == 0.0 and RequestTiming(ok=True).itl == []
+
+
+@pytest.mark.parametrize("payload, endpoint", [
+    (b'{"text": ""} ', "generate"), (b'{"choices": []} ', "completions"), (b'{"choices": [{"delta": {"content": null}}]} ', "chat"),
+    (b'{"choices": [{"delta": {"reasoning_content": "", "content": ""}}]} ', "chat"),
+])
+def test_chunks_without_text_read_by_json_have_no_text(payload, endpoint):
+    assert parse_chunk(payload, endpoint)["text"] is False
+
+
+def test_what_only_looks_like_a_chunk_is_unparseable():
+    assert parse_chunk(b'x{"text":"a"}', "completions")["error"] == "unparseable stream chunk: %r" % b'x{"text":"a"}'
+
+
+def test_compacted_tails_number_by_number():
+    head = b'{"text":"' + b"a" * 50
+    assert parse_chunk(head + COMPACT_MARK + b'x","completion_tokens":1.2.3,"prompt_tokens":4}', "generate")["prompt"] == 4
+    assert parse_chunk(head + COMPACT_MARK + b'"completion_tokens":7}', "generate")["completion"] == 7
+    info = parse_chunk(head + COMPACT_MARK + b'x "prompt_tokens":99 ","meta_info":{"completion_tokens":7,"spec_accept_length":2.5}}',
+                       "generate")
+    assert (info["prompt"], info["completion"], info["spec_accept_length"]) == (None, 7, 2.5)
