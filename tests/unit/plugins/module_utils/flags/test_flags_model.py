@@ -232,3 +232,8 @@ def test_the_module_constants_sglang_documents():
                                       "max_position_embeddings")
     assert fm.DEFAULT_CONTEXT_LENGTH == 2048
     assert fm.MAX_CONFIG_BYTES == 4 * 1024 * 1024
+
+
+def test_one_is_a_positive_whole_number():
+    assert fm.model_facts({"num_attention_heads": 1, "max_position_embeddings": 1})["num_attention_heads"] == 1
+    assert fm.context_limits({"max_position_embeddings": 1}) == (1, 1, "max_position_embeddings")
