@@ -572,9 +572,16 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
         return [(item["src"], item["dest"]) for item in self.module.params["staged"]]
 
     def pending(self) -> List[Tuple[str, str]]:
-        """The staged copies that differ from their live files; a missing one fails the task before anything changes."""
+        """The staged copies that differ from their live files; a missing one fails the task before anything changes.
+
+        In check mode the tasks that write the staged copies wrote nothing (they said what they would write, and
+        ``files_changed`` carries that), so a copy that is not there yet is not a failed write.
+        """
+        pairs = self.staged_pairs()
+        if self.module.check_mode:
+            pairs = [(src, dest) for src, dest in pairs if os.path.isfile(src)]
         try:
-            return pending_swaps(self.staged_pairs())
+            return pending_swaps(pairs)
         except SwapError as exc:
             self.module.fail_json(msg="sglang_launch: %s" % exc, restarted=False, changed=False, unit=self.unit)
             raise  # not reached: fail_json exits

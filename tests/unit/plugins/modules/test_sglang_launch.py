@@ -848,6 +848,23 @@ def test_check_mode_with_staged_copies_names_the_files_and_touches_nothing(files
     assert all(call[:2] == ["systemctl", "show"] for call in host.calls)
 
 
+def test_check_mode_before_any_staged_copy_exists_says_would_restart_and_fails_nothing(files):
+    """A first --check (fresh host, or the first run after upgrading): the staging tasks wrote nothing in check mode."""
+    snapshot(files)
+    staged = stage(files, BAD)
+    for item in staged:
+        os.remove(item["src"])
+    host = Host()
+    result = run(host, params_for(files, staged=staged, files_changed=True), check_mode=True)
+    assert result["restarted"] is True and result["swapped"] == [] and result["changed"] is True
+    with open(files[0][0], "rb") as handle:
+        assert handle.read() == GOOD
+    assert not host.commands("restart")
+    with pytest.raises(Failed) as failed:  # outside check mode a missing copy is a failed write: nothing is put in place
+        run(Host(), params_for(files, staged=staged, files_changed=True))
+    assert "is missing; nothing was put in place" in failed.value.args[0]["msg"]
+
+
 def test_a_failed_swap_leaves_the_old_set_whole_and_restarts_nothing(files, monkeypatch):
     snapshot(files)
     host = Host([ready_launch()])
