@@ -320,7 +320,7 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.plan impor
     ASK_READINESS, LEAVE, NOTHING, ROLL_BACK, STOP, WOULD_RESTART, LaunchPlan, plan_launch)
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.snapshot import (
     SnapshotError, SwapError, changed_files, current_state, file_digest, files_checksum, load_manifest, pending_swaps,
-    restore_snapshot, save_snapshot, snapshot_exists, snapshot_problems, swap_in)
+    probe_figures, restore_snapshot, save_snapshot, snapshot_exists, snapshot_problems, swap_in)
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.systemd import (
     JournalFollower, http_status, journal_cursor, journal_suppressed, main_started_at, parse_unit_show, readiness_path,
     show_unit, stopped_pids, unit_pids)
@@ -878,19 +878,6 @@ def pid_alive(pid: Any) -> bool:
     if not isinstance(pid, int) or pid <= 0:
         return False
     return os.path.exists("/proc/%d" % pid)
-
-
-def probe_figures(probe: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
-    """The part of a probe result worth keeping as the next launch's baseline and for summaries (no Markdown,
-    no per-request rows); None when there is nothing measured."""
-    if not isinstance(probe, dict) or not isinstance(probe.get("levels"), list) or not probe["levels"]:
-        return None
-    levels = [{k: v for k, v in level.items() if k != "request_details"} for level in probe["levels"] if isinstance(level, dict)]
-    keep = ("started_at", "model", "server_version", "endpoint", "output_tokens", "accept_length", "ceiling", "efficiency",
-            "efficiency_concurrency", "verdict")
-    figures = {k: probe.get(k) for k in keep if probe.get(k) is not None}
-    figures["levels"] = levels
-    return figures
 
 
 def failure_message(unit: str, launch: Dict[str, Any], result: Dict[str, Any]) -> str:

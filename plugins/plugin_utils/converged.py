@@ -21,6 +21,8 @@ import os
 from collections.abc import Mapping
 from typing import Any, Dict, Iterable, Optional
 
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.snapshot import probe_figures
+
 # Folders of the collection whose files are inputs of the chain.
 CODE_FOLDERS = ("roles", "playbooks", "plugins", "data", "meta")
 # Ansible's magic variables and others a play sets that say nothing about what the host should run.
@@ -97,19 +99,6 @@ def fingerprint(host_vars: Any, code: str, extra: Optional[Mapping] = None) -> s
             values[name] = "(cannot be templated: %s)" % err.__class__.__name__
     payload = {"vars": values, "extra": _plain(extra or {}), "code": code}
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode("utf-8")).hexdigest()
-
-
-def probe_figures(probe: Any) -> Optional[Dict[str, Any]]:
-    """The part of a probe result a launch keeps with its last good files (the figures a later run reports):
-    no per-request rows; None without measured levels. The same selection sglang_launch makes."""
-    if not isinstance(probe, Mapping) or not isinstance(probe.get("levels"), list) or not probe["levels"]:
-        return None
-    levels = [{k: v for k, v in level.items() if k != "request_details"} for level in probe["levels"] if isinstance(level, Mapping)]
-    keep = ("started_at", "model", "server_version", "endpoint", "output_tokens", "accept_length", "ceiling", "efficiency",
-            "efficiency_concurrency", "verdict")
-    figures = {k: probe.get(k) for k in keep if probe.get(k) is not None}
-    figures["levels"] = levels
-    return figures
 
 
 def converged_results(results: Any, check_mode: bool = False) -> Dict[str, Any]:

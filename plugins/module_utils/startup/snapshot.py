@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from typing import Any, Dict, List, Optional, Tuple
 
 MANIFEST = "manifest.json"
@@ -258,3 +259,16 @@ def swap_in(pairs: List[Tuple[str, str]]) -> List[str]:
                         "the old one, whole" % (current, exc)) from exc
     _discard([backup for backup, _dest in kept if backup])
     return [dest for _tmp, dest in temps]
+
+
+def probe_figures(probe: Any) -> Optional[Dict[str, Any]]:
+    """The part of a probe result a launch keeps with its last good files: the next launch's baseline and what
+    summaries (and a converged run's records) report. No Markdown, no per-request rows; None when nothing was measured."""
+    if not isinstance(probe, Mapping) or not isinstance(probe.get("levels"), list) or not probe["levels"]:
+        return None
+    levels = [{k: v for k, v in level.items() if k != "request_details"} for level in probe["levels"] if isinstance(level, Mapping)]
+    keep = ("started_at", "model", "server_version", "endpoint", "output_tokens", "accept_length", "ceiling", "efficiency",
+            "efficiency_concurrency", "verdict")
+    figures = {k: probe.get(k) for k in keep if probe.get(k) is not None}
+    figures["levels"] = levels
+    return figures
