@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 
 from ansible.plugins.action import ActionBase
 
@@ -49,6 +48,7 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.flags.preflight im
     report_lines,
 )
 from ansible_collections.gpufleet.sglang.plugins.module_utils.secrets import split_secret_args
+from ansible_collections.gpufleet.sglang.plugins.plugin_utils.report_file import write_atomically
 
 MODULE = "gpufleet.sglang.sglang_preflight"
 # What the collection's tarball ships: a dumped table must never be written among these.
@@ -124,16 +124,7 @@ def write_table(directory: str, table: dict) -> str:
     """Keep a dumped table as <directory>/<release>.json, atomically (hosts of one play may dump at once)."""
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, format_release(release_key(table["sglang_version"])) + ".json")
-    descriptor, tmp_path = tempfile.mkstemp(dir=directory, prefix=".dump-", suffix=".tmp")
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(to_text(table))
-        os.chmod(tmp_path, 0o644)
-        os.replace(tmp_path, path)
-    except BaseException:
-        if os.path.exists(tmp_path):
-            os.unlink(tmp_path)
-        raise
+    write_atomically(path, to_text(table), 0o644)
     return path
 
 

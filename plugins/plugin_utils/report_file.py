@@ -55,14 +55,23 @@ def write_report(dest: str, content: str, mode: Any = "0644", check_mode: bool =
     result: Dict[str, Any] = {"changed": changed, "dest": dest,
                               "diff": {"before": before or "", "after": content, "before_header": dest, "after_header": dest}}
     if changed and not check_mode:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".%s." % os.path.basename(dest))
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(content)
-            os.chmod(tmp, wanted)
-            os.replace(tmp, dest)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        write_atomically(dest, content, wanted)
     return result
+
+
+def write_atomically(dest: str, content: str, mode: int) -> None:
+    """Write a controller-side file whole or not at all: a temporary file beside it, renamed in.
+
+    Hosts of one play write their reports (or dump their flag tables) at once, and a reader must never see half
+    a file.
+    """
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(dest) or ".", prefix=".%s." % os.path.basename(dest))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(content)
+        os.chmod(tmp, mode)
+        os.replace(tmp, dest)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
