@@ -33,13 +33,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
+
+from _rollout import batches  # benchmarks/ is sys.path[0] when a script runs
 
 REPO = Path(__file__).resolve().parent.parent
 LAB = REPO / "tools" / "lab" / "lab"
@@ -54,19 +55,6 @@ SLOWEST = 15
 def lab_env() -> Dict[str, str]:
     """The environment of every lab call: instance 2, never the default lab or another one."""
     return dict(os.environ, GPUFLEET_LAB_INSTANCE=LAB_INSTANCE)
-
-
-def batches(hosts: int, canary: int = 1, batch_pct: int = 25) -> List[int]:
-    """The batch sizes Ansible's serial [canary, 'pct%'] gives for this many hosts."""
-    sizes, left = [], hosts
-    if canary and left:
-        sizes.append(min(canary, left))
-        left -= sizes[-1]
-    step = max(1, int(math.floor(hosts * batch_pct / 100.0)))
-    while left > 0:
-        sizes.append(min(step, left))
-        left -= sizes[-1]
-    return sizes
 
 
 def checkout(ref: Optional[str]) -> Path:

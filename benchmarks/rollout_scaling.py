@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import subprocess
 import sys
@@ -27,22 +26,11 @@ import time
 from pathlib import Path
 from typing import Dict, List
 
+from _rollout import batches  # benchmarks/ is sys.path[0] when a script runs
+
 REPO = Path(__file__).resolve().parent.parent
 LAB = REPO / "tools" / "lab" / "lab"
 PREFIX = "rs"
-
-
-def batches(hosts: int, canary: int = 1, batch_pct: int = 25) -> List[int]:
-    """The batch sizes Ansible's serial [canary, 'pct%'] gives for this many hosts."""
-    sizes, left = [], hosts
-    if canary and left:
-        sizes.append(min(canary, left))
-        left -= sizes[-1]
-    step = max(1, int(math.floor(hosts * batch_pct / 100.0)))
-    while left > 0:
-        sizes.append(min(step, left))
-        left -= sizes[-1]
-    return sizes
 
 
 def write_inventory(out: Path, names: List[str]) -> Path:

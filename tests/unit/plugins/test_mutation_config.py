@@ -14,6 +14,8 @@ from typing import List, Set
 import pytest
 import yaml
 
+from test_architecture import imported_modules  # one reading of a file's imports for both tests
+
 ROOT = Path(__file__).resolve().parents[3]
 SOURCE_DIRS = ("plugins/module_utils", "plugins/plugin_utils")
 CONFIG = yaml.safe_load((ROOT / "tests" / "mutation" / "modules.yml").read_text(encoding="utf-8"))
@@ -52,14 +54,7 @@ def test_package_init_files_hold_no_code(path):
 
 def imported(path: Path) -> Set[str]:
     """Collection modules this file imports (``from pkg import mod`` counts as pkg.mod when that is a module)."""
-    names: Set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
-            names.update("%s.%s" % (node.module, alias.name) for alias in node.names)
-    return {n for n in names if n.startswith(PREFIX) and source_of(n).exists()}
+    return {n for n in imported_modules(path) if n.startswith(PREFIX) and source_of(n).exists()}
 
 
 def source_of(name: str) -> Path:
