@@ -1,0 +1,244 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.sglang contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A serving group: the hosts of one inventory group that run ONE SGLang instance together (docs/serving-groups.md).
+
+Why a pure function: SGLang runs one instance over several hosts with ``--nnodes``, ``--node-rank`` and
+``--dist-init-addr``, and every node must get the same command apart from its rank. What operators get wrong
+again and again (a rank twice, a group size that does not divide ``tp_size * pp_size``, the rendezvous address
+of the wrong node, NCCL picking the wrong interface) is decided here, from the group's hosts and their facts,
+before anything on a host changes, with the variable at fault named.
+
+What it decides, for every host of the group:
+
+- ``nnodes``: the group's size;
+- ``node_rank``: the host's place in a stable order (hostnames in natural order: ``lab2`` before ``lab10``),
+  overridden per host with ``sglang_server_serving_group_node_rank``; the hosts without an override fill the
+  ranks left, in that order;
+- ``dist_init_addr``: rank 0's address (``sglang_server_serving_group_address`` of rank 0, else its default IPv4
+  address from the facts) and ``sglang_server_serving_group_port``;
+- ``env``: ``NCCL_SOCKET_IFNAME`` and ``GLOO_SOCKET_IFNAME``, the host's own interface on the subnet of the
+  interface that carries rank 0's address (each node names its own device; the devices may differ by name).
+
+The inputs are plain data (the playbook hands over each member's facts), so the unit tests drive every rule.
+Runs on the controller (filter ``gpufleet.sglang.serving_group``).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Mapping
+from typing import Any, Dict, List, Optional, Tuple
+
+from ansible_collections.gpufleet.sglang.plugins.module_utils.secrets import is_secret_name
+
+GROUP_VAR = "sglang_server_serving_group"
+PORT_VAR = "sglang_server_serving_group_port"
+RANK_VAR = "sglang_server_serving_group_node_rank"
+ADDRESS_VAR = "sglang_server_serving_group_address"
+ARGS_VAR = "sglang_server_args"
+# Set by the group, never by hand: a hand-set value would differ between nodes or from the group.
+GROUP_ARGS = ("nnodes", "node_rank", "dist_init_addr", "nccl_init_addr")
+
+
+class ServingGroupError(ValueError):
+    """The serving group cannot be formed; the message names the variable and what to do."""
+
+
+def natural_key(name: str) -> Tuple[Any, ...]:
+    """``lab2`` before ``lab10``: digits compare as numbers, the rest as text."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))
+
+
+def _whole(value: Any) -> Optional[int]:
+    """A whole number given as int or digits; None for anything else (a bool is not a number here)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def interfaces_from_facts(facts: Mapping) -> List[Dict[str, Any]]:
+    """The IPv4 addresses of a host's interfaces, from Ansible's network facts (``ansible_facts``).
+
+    Each ``{device, address, network}`` (network as ``ipaddress.IPv4Network``); the primary address and the
+    secondaries. Ansible keys an interface's facts by its name with ``-`` and ``:`` made ``_``.
+    """
+    found: List[Dict[str, Any]] = []
+    for name in facts.get("interfaces") or []:
+        entry = facts.get(str(name).replace("-", "_").replace(":", "_"))
+        if not isinstance(entry, Mapping):
+            continue
+        device = str(entry.get("device") or name)
+        addresses = [entry.get("ipv4")] + list(entry.get("ipv4_secondaries") or [])
+        for item in addresses:
+            if not isinstance(item, Mapping) or not item.get("address"):
+                continue
+            try:
+                network = ipaddress.IPv4Network("%s/%s" % (item["address"], item.get("netmask") or "32"), strict=False)
+                address = ipaddress.IPv4Address(str(item["address"]))
+            except ValueError:
+                continue
+            found.append({"device": device, "address": address, "network": network})
+    return found
+
+
+def _host_address(host: str, member: Mapping) -> str:
+    """The address a member takes part in the group with: its own setting, else its default IPv4 address."""
+    given = member.get("address")
+    if given:
+        return str(given)
+    default = (member.get("facts") or {}).get("default_ipv4") or {}
+    if isinstance(default, Mapping) and default.get("address"):
+        return str(default["address"])
+    raise ServingGroupError(
+        "%s: host %s has no address for the serving group: set %s on it (the address the other nodes reach it at) "
+        "or gather its network facts" % (ADDRESS_VAR, host, ADDRESS_VAR))
+
+
+def _ranks(hosts: List[str], members: Mapping) -> Dict[str, int]:
+    """Every host's node_rank: the overrides first, then the stable order fills the ranks left."""
+    size = len(hosts)
+    taken: Dict[int, str] = {}
+    ranks: Dict[str, int] = {}
+    for host in hosts:
+        raw = members[host].get("node_rank")
+        if raw is None or raw == "":
+            continue
+        rank = _whole(raw)
+        if rank is None or not 0 <= rank < size:
+            raise ServingGroupError("%s on host %s is %r: a whole number from 0 to %d (the group has %d hosts)"
+                                    % (RANK_VAR, host, raw, size - 1, size))
+        if rank in taken:
+            raise ServingGroupError("%s: rank %d is set on both %s and %s; every host of the group needs its own rank"
+                                    % (RANK_VAR, rank, taken[rank], host))
+        taken[rank] = host
+        ranks[host] = rank
+    free = iter(r for r in range(size) if r not in taken)
+    for host in hosts:
+        if host not in ranks:
+            ranks[host] = next(free)
+    return ranks
+
+
+def _divisibility(args: Mapping, size: int) -> None:
+    """SGLang's own rules for several nodes: (tp*pp) % nnodes == 0, no data-parallel replicas across nodes."""
+    tp, pp, dp = (_whole(args.get(key, 1)) for key in ("tp_size", "pp_size", "dp_size"))
+    for key, value in (("tp_size", tp), ("pp_size", pp), ("dp_size", dp)):
+        if value is None or value < 1:
+            raise ServingGroupError("%s.%s is %r: a whole number of at least 1" % (ARGS_VAR, key, args.get(key)))
+    if (tp * pp) % size:  # type: ignore[operator]
+        raise ServingGroupError(
+            "%s.tp_size * pp_size is %d, which the serving group's %d hosts do not divide (SGLang: tp_size must be "
+            "divisible by number of nodes): make tp_size * pp_size a multiple of %d or change the group"
+            % (ARGS_VAR, tp * pp, size, size))  # type: ignore[operator]
+    if dp > 1:  # type: ignore[operator]
+        raise ServingGroupError(
+            "%s.dp_size is %d: SGLang does not run data-parallel replicas across nodes; use attn_dp_size, or one "
+            "serving group per replica" % (ARGS_VAR, dp))
+
+
+def _interface(host: str, member: Mapping, network: ipaddress.IPv4Network) -> str:
+    """The device of ``host`` with an address in ``network`` (rank 0's subnet)."""
+    for item in interfaces_from_facts(member.get("facts") or {}):
+        if item["address"] in network:
+            return str(item["device"])
+    raise ServingGroupError(
+        "%s: host %s has no interface on %s, the subnet of rank 0's address; NCCL and Gloo would pick another one: "
+        "connect it to that network or set %s on rank 0 to an address on a network every node shares"
+        % (GROUP_VAR, host, network, ADDRESS_VAR))
+
+
+def serving_group(group: Any, members: Any, port: Any, args: Any) -> Dict[str, Dict[str, Any]]:
+    """The group's launch settings per host.
+
+    ``group``: the inventory group's name (``sglang_server_serving_group``). ``members``: host name -> ``{facts,
+    node_rank, address}`` for every host of the group (``facts``: the host's ``ansible_facts``; ``node_rank`` and
+    ``address``: its own ``sglang_server_serving_group_node_rank`` / ``_address`` or none). ``port``:
+    ``sglang_server_serving_group_port``. ``args``: the group's ``sglang_server_args``.
+
+    Returns host -> ``{group, nnodes, node_rank, dist_init_addr, leader, members, args, env}`` with ``args`` the
+    three SGLang options and ``members`` the hosts in rank order. Raises :class:`ServingGroupError` naming the
+    variable at fault.
+    """
+    if not isinstance(group, str) or not group.strip():
+        raise ServingGroupError("%s is %r: the name of the inventory group whose hosts run one instance" % (GROUP_VAR, group))
+    if not isinstance(members, Mapping) or not members:
+        raise ServingGroupError("%s is %r, a group with no hosts in this inventory: add its hosts or fix the name"
+                                % (GROUP_VAR, group))
+    number = _whole(port)
+    if number is None or not 1 <= number <= 65535:
+        raise ServingGroupError("%s is %r: the TCP port rank 0 listens at for the rendezvous (1-65535, e.g. 20000), "
+                                "the same for every host of group %s" % (PORT_VAR, port, group))
+    if not isinstance(args, Mapping):
+        raise ServingGroupError("%s is a %s: a mapping of SGLang options" % (ARGS_VAR, type(args).__name__))
+    hand_set = [key for key in GROUP_ARGS if key in args]
+    if hand_set:
+        raise ServingGroupError("%s sets %s: the serving group %s sets them on every node; remove them"
+                                % (ARGS_VAR, ", ".join(hand_set), group))
+    hosts = sorted((str(h) for h in members), key=natural_key)
+    size = len(hosts)
+    _divisibility(args, size)
+    ranks = _ranks(hosts, members)
+    ordered = sorted(hosts, key=lambda h: ranks[h])
+    leader = ordered[0]
+    address = _host_address(leader, members[leader])
+    try:
+        leader_ip = ipaddress.IPv4Address(address)
+    except ValueError:
+        raise ServingGroupError("%s on %s is %r: an IPv4 address (the rendezvous address every node connects to)"
+                                % (ADDRESS_VAR, leader, address)) from None
+    carrying = [i for i in interfaces_from_facts(members[leader].get("facts") or {}) if i["address"] == leader_ip]
+    if not carrying:
+        raise ServingGroupError(
+            "%s: rank 0 (%s) has no interface with the address %s in its facts: set %s on %s to one of its own "
+            "addresses" % (GROUP_VAR, leader, address, ADDRESS_VAR, leader))
+    network = carrying[0]["network"]
+    dist_init_addr = "%s:%d" % (address, number)
+    result: Dict[str, Dict[str, Any]] = {}
+    for host in hosts:
+        device = carrying[0]["device"] if host == leader else _interface(host, members[host], network)
+        result[host] = {
+            "group": group, "nnodes": size, "node_rank": ranks[host], "dist_init_addr": dist_init_addr,
+            "leader": leader, "members": ordered, "subnet": str(network),
+            "args": {"nnodes": size, "node_rank": ranks[host], "dist_init_addr": dist_init_addr},
+            "env": {"NCCL_SOCKET_IFNAME": device, "GLOO_SOCKET_IFNAME": device},
+        }
+    return result
+
+
+def serving_group_mismatches(settings: Any) -> List[str]:
+    """What differs between the nodes of a group apart from their rank: one message per difference, [] when none.
+
+    ``settings``: host name -> ``{release, args}`` (``sglang_install_version`` and the merged SGLang options of the
+    host). Every node must run the same release with the same options, or the ranks disagree at the rendezvous or,
+    worse, after it (a different ``mem_fraction_static`` or attention backend on one rank). Compared against rank
+    order's first host as given (the caller passes rank 0 first when it knows the ranks).
+    """
+    if not isinstance(settings, Mapping) or not settings:
+        return []
+    hosts = list(settings)
+    first = hosts[0]
+    base = settings[first] or {}
+    messages: List[str] = []
+    for host in hosts[1:]:
+        other = settings[host] or {}
+        if str(other.get("release")) != str(base.get("release")):
+            messages.append("sglang_install_version: %s runs %s but %s runs %s; every node of a serving group needs the "
+                            "same SGLang release" % (host, other.get("release"), first, base.get("release")))
+        mine = {k: v for k, v in (base.get("args") or {}).items() if k not in GROUP_ARGS}
+        theirs = {k: v for k, v in (other.get("args") or {}).items() if k not in GROUP_ARGS}
+        for key in sorted(set(mine) | set(theirs)):
+            if mine.get(key, "<unset>") != theirs.get(key, "<unset>"):
+                if is_secret_name(key):  # the one secrets policy: a secret's value is never in a message
+                    messages.append("%s.%s differs between %s and %s (a secret: values not shown); every node of a "
+                                    "serving group needs the same options apart from its rank" % (ARGS_VAR, key, host, first))
+                    continue
+                messages.append("%s.%s: %s has %r but %s has %r; every node of a serving group needs the same options "
+                                "apart from its rank" % (ARGS_VAR, key, host, theirs.get(key, "<unset>"), first,
+                                                         mine.get(key, "<unset>")))
+    return messages
