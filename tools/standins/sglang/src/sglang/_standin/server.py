@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Optional
 import sglang
 
 from . import faults as faultmod
-from . import logs, releases, settings
+from . import logs, releases, rendezvous, settings
 from .api import App
 from .engine import Scheduler, Stats
 from .http import HttpServer, Request, Response, json_response
@@ -141,6 +141,7 @@ class Launcher:  # pylint: disable=too-many-instance-attributes,too-many-public-
         word = releases.parallel_init_word(self.release)
         self.each_rank(f"{word} begin.")
         await self.checkpoint("init")
+        self.group = await rendezvous.join(self, PACKAGE_ROOT)  # several nodes: meet at --dist-init-addr (rendezvous.py)
         gpu = self.profile["gpu"]
         tp = int(self.args.get("tp_size") or 1)
         if tp > 1 and not gpu.get("p2p", True) and not self.args.get("disable_custom_all_reduce"):
