@@ -71,6 +71,13 @@ ROOT, SURFACE, HINT = "root", "surface", "hint"
 
 # Cause rules, most specific first; the first that matches the evidence wins.
 _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
+    # A value the argument parser let through but the component it is handed to rejects: uvicorn and logging know
+    # only lower-case (uvicorn) or their own level names, so ``--log-level INFO`` dies in uvicorn's Config before the
+    # HTTP server binds (and the warmup's refused connection is only a consequence).
+    ("invalid_arguments", re.compile(
+        r"LOG_LEVELS\[[^\n]*\n" + _FRAME_BODY + r"KeyError: '|ValueError: Unknown level: '"
+        r"|uvicorn/config\.py\", line \d+, in configure_logging\n" + _FRAME_BODY + r"(?:KeyError|ValueError)\b"
+        r"|Invalid value for '--log-level'"), ROOT),
     ("systemd_unit_error", re.compile(
         r"status=2(?:[0-3]\d|4[0-3])/[A-Z_]+|Failed at step \w+ spawning|Failed to load environment files"
         r"|Failed to (?:run|spawn) '\w+' task|Failed to set up (?:mount namespacing|credentials|standard|special|network)"
@@ -108,7 +115,13 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|(?:Ampere|Hopper|Blackwell|Ada|Turing|Volta)(?: GPUs?)? or (?:newer|later|above)"
         r"|compute capability (?:>= ?|of at least |\d+\.\d+ or (?:higher|above|newer))\d"
         r"|(?:not supported|unsupported) (?:for|on) the current (?:GPU|device)|Minimum capability: \d+"
-        r"|minimum cuda capability supported by this library|no longer supports this GPU", re.I), ROOT),
+        r"|minimum cuda capability supported by this library|no longer supports this GPU"
+        # Triton refuses a data type the GPU has no instructions for (fp8e4nv needs compute capability 8.9), ptxas an
+        # instruction of a newer target
+        r"|\bfp8\w* not supported in this architecture|not supported in this architecture\. The supported"
+        r"|requires \.target sm_\d+|(?:GPU|device) does not support (?:bf16|bfloat16|fp8|float8)"
+        # FlashInfer's prefill finds no tiling of this head size that fits the GPU's shared memory (an L40, sm_89)
+        r"|Unsupported max_mma_(?:kv|q): 0\b", re.I), ROOT),
     ("package_mismatch", re.compile(
         r"undefined symbol: |Could not load any common_ops library|No module named '[\w.]+'"
         r"|cannot import name '\w+' from|cannot open shared object file"
@@ -203,6 +216,12 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
     ("package_mismatch", re.compile(
         r"TypeError: [^\n]*(?:got an unexpected keyword argument|missing \d+ required positional argument"
         r"|takes \d+ positional arguments? but \d+ (?:were|was) given)|AttributeError: module '[\w.]+' has no attribute"), HINT),
+    # A name SGLang imports from an optional dependency (vLLM's Marlin checks on 0.4.x, guarded by try/except
+    # ImportError) is undefined when it runs: the dependency the feature needs is not installed. A sign, not a
+    # statement: a NameError in an installed package's own code, never in a user's script.
+    ("package_mismatch", re.compile(
+        r"(?:site-packages|dist-packages|/python/sglang)/[^\"\n]*\", line \d+, in \w+\n" + _FRAME_BODY
+        + r"NameError: name '\w+' is not defined"), HINT),
 )
 _ARGS_FRAME_RE = re.compile(
     r'File "[^"]*(?:server_args\.py|/arg_groups/[^"]*|server_args_config_parser\.py)"'
@@ -229,6 +248,7 @@ _HTTP_STATUS_RE = re.compile(r"Response \[(?P<status>\d{3})\]|\" (?P<status2>[45
 _MISSING_TOOL_RE = re.compile(r"No such file or directory: '(?:[^'\n]*/)?(?P<tool>" + _TOOLS + r")'|\b(?P<tool2>" + _TOOLS
                               + r")(?:: command)?: not found|(?P<ninja>Ninja is required)")
 _MISSING_MODULE_RE = re.compile(r"No module named '(?P<module>[\w.]+)'")
+_UNDEFINED_NAME_RE = re.compile(r"NameError: name '(?P<name>\w+)' is not defined")
 _SIGNATURE_RE = re.compile(r"got an unexpected keyword argument|missing \d+ required positional argument"
                            r"|takes \d+ positional arguments? but \d+ (?:were|was) given")
 _SHAPE_RE = re.compile(r"must match the size of tensor|shapes cannot be multiplied|size mismatch|shape mismatch", re.I)
@@ -315,6 +335,7 @@ _NOTABLE_WORDS = (
     "unable to write to file", "unable to mmap", "unable to allocate shared memory", "current gpu", "current device",
     "minimum capability", "minimum cuda capability", "no longer supports", "does not exist", "binary incompatib",
     "numpy 1.x", "package metadata", "pip install", "unbalanced", "during capture", "streamcapture", "stream_capture",
+    "unknown level", "invalid value for '--log-level'", "does not support", "this architecture",
 )
 
 
@@ -453,6 +474,10 @@ def _hint_invalid_arguments(message: str, phase: Optional[str], evidence: str) -
         key = match.group("opt").lstrip("-").replace("-", "_")
         return (f"{match.group('value')} is not a value {match.group('opt')} takes: set {key} in sglang_server_args to one of "
                 "the choices error_message lists.")
+    if "LOG_LEVELS[" in evidence or "Unknown level" in evidence or "--log-level" in message:
+        return ("The log level is not one the server's logging knows: uvicorn takes only lower-case names, so set log_level "
+                "(and log_level_http) in sglang_server_args to debug, info, warning, error or critical (info, not INFO). "
+                "A warmup that found nothing listening is only a consequence: the HTTP server never started.")
     if message.startswith("usage:"):
         return ("The argument parser rejected the command line (only its usage banner reached the log): run the preflight "
                 "lint, which checks every key of sglang_server_args against the installed SGLang's parser.")
@@ -556,6 +581,12 @@ def _hint_package(message: str, phase: Optional[str], evidence: str) -> Optional
                 "another version than this SGLang. Install the versions this SGLang release pins (the sglang_install role "
                 "installs the set together; a source checkout needs the sgl-kernel of the same commit) instead of "
                 "upgrading one of them alone.")
+    match = _UNDEFINED_NAME_RE.search(message)
+    if match:
+        return (f"SGLang's code for this feature calls {match.group('name')}, a name it imports from an optional dependency "
+                "only when that dependency is installed (vLLM for the GPTQ/AWQ Marlin checks of SGLang 0.4.x): install the "
+                "dependency set this SGLang release pins, with the extra that brings it (sglang_install role), or upgrade "
+                "to a release that no longer needs it; serving without the feature (another quantization) confirms it.")
     match = _MISSING_MODULE_RE.search(message) or _MISSING_MODULE_RE.search(evidence)
     if match and "undefined symbol" not in message:
         module = match.group("module")
@@ -625,6 +656,18 @@ def _hint_distributed(message: str, phase: Optional[str], evidence: str) -> Opti
     return None
 
 
+def _hint_unsupported_gpu(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
+    if re.search(r"fp8\w* not supported in this architecture|not supported in this architecture\. The supported fp8", evidence):
+        return ("This GPU has no FP8 instructions (Triton's fp8e4nv needs compute capability 8.9 or newer: Ada, Hopper, "
+                "Blackwell; an A10, A100 or 3090 is 8.0-8.6): serve a BF16/FP16 checkpoint, or an INT8/AWQ/GPTQ one, set "
+                "quantization accordingly in sglang_server_args, or move the model to a GPU of 8.9 or newer.")
+    if "Unsupported max_mma_" in evidence:
+        return ("FlashInfer has no prefill tiling of this model's head size that fits this GPU's shared memory (an Ada "
+                "card such as the L40 has less than a Hopper): set attention_backend: triton in sglang_server_args (or "
+                "another backend this GPU supports), or upgrade FlashInfer with SGLang (sglang_install_version).")
+    return None
+
+
 def _hint_unknown(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
     if "exit code: -9" in evidence or "exit code 9" in evidence:
         return ("A scheduler was killed (exit code -9), most often by the Linux OOM killer (host RAM): check "
@@ -644,6 +687,7 @@ _HINT_DETAILS: Dict[str, Callable[[str, Optional[str], str], Optional[str]]] = {
     "port_in_use": _hint_port,
     "jit_tool_missing": _hint_jit_tool,
     "package_mismatch": _hint_package,
+    "unsupported_gpu": _hint_unsupported_gpu,
     "warmup_failed": _hint_warmup,
     "speculative_decoding_error": _hint_speculative,
     "unknown": _hint_unknown,
