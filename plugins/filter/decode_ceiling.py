@@ -19,7 +19,8 @@ from ansible_collections.gpufleet.sglang.plugins.plugin_utils.filter_adapter imp
 
 _KEYWORDS = ("gpu", "tp", "link", "pcie_gen", "pcie_width", "accept_length", "bandwidth_gbs", "gpu_facts", "p2p", "params_b",
              "active_params_b", "dtype", "bytes_per_param", "num_layers", "hidden_size", "allreduce_latency_us", "achievable_fraction",
-             "cuda_graphs", "custom_allreduce", "torch_compile", "speculative", "sustained_fraction", "server_args")
+             "cuda_graphs", "custom_allreduce", "torch_compile", "speculative", "sustained_fraction", "server_args",
+             "nnodes", "internode_bus_gbs", "internode_latency_us")
 
 
 @filter_errors("decode_ceiling", CeilingError, ValueError)

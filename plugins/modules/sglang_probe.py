@@ -148,7 +148,8 @@ options:
         C(model_config_path) (on the host where the module runs) or C(params_b)/C(active_params_b), and C(gpu),
         C(bandwidth_gbs), C(gpu_facts), C(tp), C(link), C(pcie_gen), C(pcie_width), C(p2p), C(dtype),
         C(bytes_per_param), C(accept_length), C(allreduce_latency_us), C(achievable_fraction), C(cuda_graphs),
-        C(custom_allreduce), C(torch_compile), C(speculative), C(sustained_fraction).
+        C(custom_allreduce), C(torch_compile), C(speculative), C(sustained_fraction), C(nnodes), C(internode_bus_gbs),
+        C(internode_latency_us).
       - Without a model, the server's C(model_path)/config.json is read when it is a local directory; TP, CUDA
         graphs, custom all-reduce, torch.compile and the speculative settings default to the server's, and the
         accept length to the one measured.

@@ -40,6 +40,8 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.gpu.specs import (
     DRAFT_PASS_US,
     EAGER_ALLREDUCE_FACTOR,
     EXPECTATION_BANDS,
+    INTERNODE_BUS_GBS,
+    INTERNODE_LATENCY_US,
     LAYER_OVERHEAD_US,
     MOE_LAYER_US,
     OVERHEAD_SOURCES,
@@ -407,8 +409,8 @@ def speculative_settings(spec: Any) -> Optional[Dict[str, Any]]:
 
 
 def server_args_inputs(args: Optional[Dict[str, Any]]) -> Dict[str, Any]:
-    """The model inputs that an SGLang server's (resolved) arguments decide: TP, CUDA graphs, custom all-reduce,
-    torch.compile and speculative decoding.
+    """The model inputs that an SGLang server's (resolved) arguments decide: TP, the nodes it spans, CUDA graphs,
+    custom all-reduce, torch.compile and speculative decoding.
 
     Why one function: the probe reads these from ``/server_info`` and the SGLang stand-in from its own parsed
     arguments, so the expectation the verdict uses and the pace the rehearsal keeps follow the same flags.
@@ -418,6 +420,8 @@ def server_args_inputs(args: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     if _num(args.get("tp_size")):
         out["tp"] = int(_num(args.get("tp_size")) or 1)
+    if (_num(args.get("nnodes")) or 1) > 1:
+        out["nnodes"] = int(_num(args.get("nnodes")) or 1)
     if _truthy(args.get("disable_cuda_graph")):
         out["cuda_graphs"] = False
     if _truthy(args.get("disable_custom_all_reduce")):
@@ -464,7 +468,8 @@ def decode_ceiling(model: Any = None, gpu: Optional[str] = None, tp: int = 1, li
                    bytes_per_param: Any = None, num_layers: Any = None, hidden_size: Any = None,
                    allreduce_latency_us: Any = None, achievable_fraction: Any = 1.0, cuda_graphs: Any = True,
                    custom_allreduce: Any = None, torch_compile: Any = False, speculative: Any = None,
-                   sustained_fraction: Any = None, server_args: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+                   sustained_fraction: Any = None, server_args: Optional[Dict[str, Any]] = None, nnodes: Any = None,
+                   internode_bus_gbs: Any = None, internode_latency_us: Any = None) -> Dict[str, Any]:
     """The batch-1 decode bound and the expected figure with its band (the module docstring has the formulas).
 
     ``model`` is a config.json dict (or a number: total parameters in billions). Explicit arguments win over
@@ -482,10 +487,16 @@ def decode_ceiling(model: Any = None, gpu: Optional[str] = None, tp: int = 1, li
         torch_compile = True
     if not speculative and from_server.get("speculative"):
         speculative = from_server["speculative"]
+    if nnodes in (None, "") and from_server.get("nnodes"):
+        nnodes = from_server["nnodes"]
     notes: List[str] = []
     tp = int(tp or 1)
     if tp < 1:
         raise CeilingError("tp must be >= 1")
+    nodes = int(_num(nnodes) or 1)
+    if nodes < 1 or tp % nodes:
+        raise CeilingError("nnodes %s does not divide tp %d: each node holds tp / nnodes of the TP group (pipeline "
+                           "stages across nodes are not modelled)" % (nnodes, tp))
     facts = facts_inputs(gpu_facts, tp) if isinstance(gpu_facts, dict) else {}
     gpu = gpu or facts.get("gpu")
     link = link or facts.get("link")
@@ -617,6 +628,16 @@ def decode_ceiling(model: Any = None, gpu: Optional[str] = None, tp: int = 1, li
         ar_bytes = hidden * 2.0
         bus = allreduce_bus_gbs(kind, pcie_gen, pcie_width)
     ar_wire_s = (ar_bytes * 2.0 * (tp - 1) / tp / (bus * 1e9)) if tp > 1 else 0.0
+    internode: Dict[str, Any] = {}
+    if nodes > 1:
+        ar_latency, ar_expected, ar_wire_s, internode = _across_nodes(
+            nodes, tp // nodes, kind, ar_bytes, pcie_gen, pcie_width, graphs, internode_bus_gbs, internode_latency_us, notes)
+        impl, bus = "nccl", internode["internode_bus_gbs"]
+        if allreduce_latency_us is not None:  # a measured figure for the whole group wins
+            ar_latency, ar_source = _num(allreduce_latency_us), "given"
+            ar_expected = ar_latency if graphs else ar_latency * EAGER_ALLREDUCE_FACTOR
+        else:
+            ar_source = internode["internode_source"]
     allreduce_s = ar_count * (ar_latency * 1e-6 + ar_wire_s) if tp > 1 else 0.0
 
     accept_given = _num(accept_length)
@@ -658,10 +679,44 @@ def decode_ceiling(model: Any = None, gpu: Optional[str] = None, tp: int = 1, li
             "weight_bytes_per_gpu": int(weight_bytes / tp), "total_params": counts.get("total_params"),
             "active_params": counts.get("active_params"), "moe": counts.get("moe"), "num_layers": layers or None,
             "hidden_size": hidden or None, "cuda_graphs": graphs, "torch_compile": _truthy(torch_compile),
-            "speculative": spec,
+            "speculative": spec, "nnodes": nodes, **internode,
         },
         "notes": notes,
     }
+
+
+def _across_nodes(nodes: int, local: int, kind: Optional[str], ar_bytes: float, pcie_gen: Any, pcie_width: Any, graphs: bool,
+                  bus_given: Any, latency_given: Any, notes: List[str]) -> Tuple[float, float, float, Dict[str, Any]]:
+    """One all-reduce of a TP group spread over ``nodes`` nodes of ``local`` GPUs each: the node's own link, then the
+    link between the nodes (NCCL: SGLang's custom all-reduce works inside one node only).
+
+    Returns (bound latency us, expected latency us, wire seconds, inputs). The intra-node part is NCCL on the
+    node's link (none with one GPU per node); the inter-node part is ``internode_latency_us`` plus the
+    ring's bytes over ``internode_bus_gbs``, from the inputs or INTERNODE_* in specs.py with a note.
+    """
+    # pylint: disable=too-many-arguments,too-many-positional-arguments,too-many-locals
+    if bus_given is not None:
+        inter_bus, bus_source = _num(bus_given), "given"
+    else:
+        inter_bus, bus_source = INTERNODE_BUS_GBS, "assumed"
+    if latency_given is not None:
+        inter_lat, lat_source = _num(latency_given), "given"
+    else:
+        inter_lat, lat_source = INTERNODE_LATENCY_US, "assumed"
+    if not inter_bus or inter_bus <= 0 or inter_lat is None or inter_lat < 0:
+        raise CeilingError("internode_bus_gbs must be positive and internode_latency_us at least 0")
+    if "assumed" in (bus_source, lat_source):
+        notes.append("link between nodes not given: assumed NCCL over sockets on 100 GbE (%g GB/s, %g us per all-reduce); "
+                     "set internode_bus_gbs and internode_latency_us" % (inter_bus, inter_lat))
+    intra_lat = intra_expected = intra_wire = 0.0
+    if local > 1 and kind is not None and kind != "network":
+        intra_lat = table_allreduce_latency_us(kind, "nccl")[0]
+        intra_expected = table_allreduce_latency_us(kind, "nccl", graphs)[0]
+        intra_wire = ar_bytes * 2.0 * (local - 1) / local / (allreduce_bus_gbs(kind, pcie_gen, pcie_width) * 1e9)
+    inter_wire = ar_bytes * 2.0 * (nodes - 1) / nodes / (inter_bus * 1e9)
+    inputs = {"gpus_per_node": local, "internode_bus_gbs": inter_bus, "internode_latency_us": inter_lat,
+              "internode_source": "inter-node bus %s, latency %s (docs/ceiling.md#across-nodes)" % (bus_source, lat_source)}
+    return intra_lat + inter_lat, intra_expected + inter_lat, intra_wire + inter_wire, inputs
 
 
 def _draft_bytes(spec: Dict[str, Any], counts: Dict[str, Any], layer_bpp: float, head_bpp: float) -> Tuple[float, bool, Optional[str]]:

@@ -325,6 +325,12 @@ EAGER_ALLREDUCE_FACTOR = 2.0
 # Across nodes (link "network": InfiniBand or RoCE between the TP ranks), a small all-reduce is a network round
 # trip or two on top of the NVLink part: modelled as 5x the NVLink latency, an order of magnitude (docs/ceiling.md).
 NETWORK_ALLREDUCE_FACTOR = 5.0
+# Between the nodes of a serving group (--nnodes > 1), when the ceiling's inputs do not say: NCCL over TCP
+# sockets on 100 GbE (12.5 GB/s line rate, about 10 GB/s of all-reduce bus bandwidth) and about 50 us for one
+# decode-sized all-reduce across the nodes (two socket round trips of 20-25 us). The GPU facts cannot tell which
+# NIC the ranks use, so internode_bus_gbs and internode_latency_us give the real link (docs/ceiling.md#across-nodes).
+INTERNODE_BUS_GBS = 10.0
+INTERNODE_LATENCY_US = 50.0
 
 # Bands of the expectation: measured / expected of published batch-1 figures lies inside them, per class
 # (docs/ceiling.md#bands, checked by benchmarks/ceiling_validation.py): dense on one or two GPUs, dense over more

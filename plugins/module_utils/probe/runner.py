@@ -74,10 +74,11 @@ MUTUALLY_EXCLUSIVE = [["prompts", "prompts_file"]]
 # Inputs of decode_ceiling() that a ``ceiling`` option may carry.
 CEILING_KEYS = ("gpu", "tp", "link", "pcie_gen", "pcie_width", "accept_length", "bandwidth_gbs", "gpu_facts", "p2p", "params_b",
                 "active_params_b", "dtype", "bytes_per_param", "num_layers", "hidden_size", "allreduce_latency_us", "achievable_fraction",
-                "cuda_graphs", "custom_allreduce", "torch_compile", "speculative", "sustained_fraction")
+                "cuda_graphs", "custom_allreduce", "torch_compile", "speculative", "sustained_fraction", "nnodes",
+                "internode_bus_gbs", "internode_latency_us")
 # /server_info fields (resolved server args) that decide the expectation (gpu/ceiling.py server_args_inputs).
 SERVER_ARG_KEYS = ("tp_size", "disable_cuda_graph", "disable_custom_all_reduce", "enable_torch_compile", "speculative_algorithm",
-                   "speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens")
+                   "speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens", "nnodes")
 WARMUP_MAX_TOKENS = 64
 _METRIC_LINE = re.compile(r"^(sglang:[a-z_]+)(\{[^}]*\})?\s+([0-9.eE+-]+|NaN)\s*$")
 
