@@ -3,12 +3,13 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The scanner on the verbatim corpus of real SGLang startup logs (tests/data/startup_corpus, SOURCES.md there).
 
-The development split is where the rules were written, and the opened split (the first test split, measured once
-at 12 of 21 failed starts right, then opened for development): every log of both gets exactly its label, read as a
-pasted text and read as journal entries (journald drops empty lines). The only exceptions are logs whose excerpt
+The development split is where the rules were written, and the opened splits (``opened``: the first test split,
+measured once at 12 of 21 failed starts right; ``opened2``: the second, measured once at 17 of 21; each then opened
+for development): every log of them gets exactly its label, read as a pasted text and read as journal entries
+(journald drops empty lines). The only exceptions are logs whose excerpt
 holds no evidence of their cause (the label comes from the thread): for those the scanner must say "unknown" rather
-than guess. The held-out test split is measured by benchmarks/diagnosis_accuracy.py --split test and never tuned
-on: here only its bookkeeping is checked, never a verdict.
+than guess. The held-out test split (157 and later) is measured by benchmarks/diagnosis_accuracy.py --split test and never tuned
+on: here only its bookkeeping and the launch's promise (a failed start is failed, a serving one is not) are checked.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ SUCCESS = ("ready", "ready_runtime_error", "ready_shutdown")
 with open(os.path.join(CORPUS, "corpus.json"), encoding="utf-8") as _handle:
     ROWS = json.load(_handle)
 DEV = [row for row in ROWS if row["split"] in ("dev", "constructed")]
-OPENED = [row for row in ROWS if row["split"] == "opened"]
+OPENED = [row for row in ROWS if row["split"] in ("opened", "opened2")]
 HELD_OUT = [row for row in ROWS if row["split"] == "test"]
 DEVELOPED = DEV + OPENED
 # Failed starts whose excerpt does not hold the evidence of their label, and why (docs/startup-failure-causes.md).
@@ -61,7 +62,7 @@ def test_the_corpus_is_whole_and_sourced():
     for name in files:
         assert name in sources, name
     for row in ROWS:
-        assert row["cause"] in CAUSES + SUCCESS and row["split"] in ("dev", "opened", "test", "constructed")
+        assert row["cause"] in CAUSES + SUCCESS and row["split"] in ("dev", "opened", "opened2", "test", "constructed")
         assert (row["outcome"] in SUCCESS) == (row["cause"] in SUCCESS)
         assert row["file"].startswith("constructed_") == (row["split"] == "constructed")
     assert len([row for row in ROWS if not row["file"].startswith("constructed_")]) >= 120
