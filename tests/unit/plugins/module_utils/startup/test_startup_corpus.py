@@ -102,6 +102,21 @@ def test_logs_without_evidence_are_failed_starts_of_the_opened_split():
     assert set(NO_EVIDENCE) <= opened_failed
 
 
+def test_splits_are_ranges_in_the_order_they_were_collected():
+    """A split is a block of collection numbers, each after the one before (SOURCES.md says what each split is): dev
+    001-096, opened 097-126, opened2 127-156 (each of the two measured once while held out, then opened), test from
+    157. A log added later to a developed split, or a held-out number reused, fails here."""
+    ranges = {"dev": (1, 96), "opened": (97, 126), "opened2": (127, 156)}
+    for row in ROWS:
+        if row["split"] == "constructed":
+            continue
+        number = int(row["file"].split("_", 1)[0])
+        low, high = ranges.get(row["split"], (157, 10 ** 6))
+        assert low <= number <= high, row["file"][:3]
+    numbers = sorted(int(row["file"].split("_", 1)[0]) for row in ROWS if row["split"] != "constructed")
+    assert numbers == list(range(1, len(numbers) + 1))
+
+
 def test_held_out_split_bookkeeping():
     """The held-out split's rows (no verdict here): files of their own numbers, after every developed one, each with a
     label and a source. Messages say counts only, so a failure shows nothing of the held-out logs."""
