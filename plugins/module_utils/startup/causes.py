@@ -619,60 +619,62 @@ def _hint_warmup(message: str, phase: Optional[str], evidence: str) -> Optional[
 _PROXY_STATUSES = ("403", "407", "502", "503", "504")
 
 
-def _hint_speculative(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
-    if message.startswith("KeyError") or "\nKeyError: " in evidence or _SHAPE_RE.search(message):
-        return ("The draft model's weights are not in the layout SGLang's loader expects (a weight name it does not know, or a "
-                "shape of another checkpoint): use a draft checkpoint made for SGLang and this target model (an EAGLE/EAGLE3 "
-                "head in SGLang's format, or NEXTN/MTP with the checkpoint's own layers) in speculative_draft_model_path, or "
-                "convert it; remove the speculative_* keys to confirm the base model starts.")
-    return None
+def _draft_layout(message: str, evidence: str) -> bool:
+    return message.startswith("KeyError") or "\nKeyError: " in evidence or bool(_SHAPE_RE.search(message))
 
 
-def _hint_capture(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
-    if _TORCH_COMPILE_RE.search(evidence):
-        return ("torch.compile failed inside the CUDA graph capture: drop enable_torch_compile from sglang_server_args (such "
-                "failures come with it); if the capture still fails, lower "
-                "cuda_graph_max_bs_decode (cuda_graph_max_bs before 0.5.20) or, at a large speed cost, set "
-                "cuda_graph_backend_decode: disabled (disable_cuda_graph: true before 0.5.20).")
-    if "Registering 0 cuda graph addresses" in evidence and "Traceback" not in evidence:
-        return ("The CUDA graph capture failed without printing its error (the custom all-reduce registered no graph: before "
-                "sgl-project/sglang PR 11275 its error handling could hide the real one, and the start hung): start once with "
-                "disable_custom_all_reduce: true in sglang_server_args to see the error, or upgrade SGLang; then follow the "
-                "hint for that error.")
-    return None
+_FP8_ARCH_RE = re.compile(r"fp8\w* not supported in this architecture|not supported in this architecture\. The supported fp8")
 
-
-def _hint_distributed(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
-    if "nvshmem" in evidence.lower() or "deep_ep" in evidence:
-        return ("DeepEP could not set up NVSHMEM between the ranks (its buffer is created while the model is built): check "
-                "the NVSHMEM that DeepEP was built with and its RDMA transport on every node (nvshmem-info -a; IBGDA, which "
-                "DeepEP needs on InfiniBand and RoCE alike, needs the NVIDIA driver's options), run DeepEP's own "
-                "test_internode.py / test_low_latency.py across the nodes, or start without DeepEP (moe_a2a_backend: deepep, "
-                "enable_deepep_moe on 0.4.x, removed) to confirm the rest works.")
-    if "result expired" in evidence or "AsyncResultTimeout" in evidence:
-        return ("The router's call to its tensor-parallel workers timed out while they were still loading (0.1-era SGLang "
-                "talked to its workers over rpyc with a fixed timeout): upgrade SGLang (sglang_install_version), or load the "
-                "weights from a fast local disk (the model_cache role) so that loading ends in time.")
-    return None
-
-
-def _hint_unsupported_gpu(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
-    if re.search(r"fp8\w* not supported in this architecture|not supported in this architecture\. The supported fp8", evidence):
-        return ("This GPU has no FP8 instructions (Triton's fp8e4nv needs compute capability 8.9 or newer: Ada, Hopper, "
-                "Blackwell; an A10, A100 or 3090 is 8.0-8.6): serve a BF16/FP16 checkpoint, or an INT8/AWQ/GPTQ one, set "
-                "quantization accordingly in sglang_server_args, or move the model to a GPU of 8.9 or newer.")
-    if "Unsupported max_mma_" in evidence:
-        return ("FlashInfer has no prefill tiling of this model's head size that fits this GPU's shared memory (an Ada "
-                "card such as the L40 has less than a Hopper): set attention_backend: triton in sglang_server_args (or "
-                "another backend this GPU supports), or upgrade FlashInfer with SGLang (sglang_install_version).")
-    return None
-
-
-def _hint_unknown(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
-    if "exit code: -9" in evidence or "exit code 9" in evidence:
-        return ("A scheduler was killed (exit code -9), most often by the Linux OOM killer (host RAM): check "
-                "dmesg -T | grep -i oom and lower host memory use.")
-    return None
+# Hints whose text is fixed and whose choice is one test of the failure's message and evidence: (test, hint) pairs,
+# first match wins, no match falls back to _HINTS.
+_CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
+    "speculative_decoding_error": (
+        (_draft_layout,
+         ("The draft model's weights are not in the layout SGLang's loader expects (a weight name it does not know, or a "
+          "shape of another checkpoint): use a draft checkpoint made for SGLang and this target model (an EAGLE/EAGLE3 "
+          "head in SGLang's format, or NEXTN/MTP with the checkpoint's own layers) in speculative_draft_model_path, or "
+          "convert it; remove the speculative_* keys to confirm the base model starts.")),
+    ),
+    "cuda_graph_capture_failed": (
+        (lambda message, evidence: bool(_TORCH_COMPILE_RE.search(evidence)),
+         ("torch.compile failed inside the CUDA graph capture: drop enable_torch_compile from sglang_server_args (such "
+          "failures come with it); if the capture still fails, lower "
+          "cuda_graph_max_bs_decode (cuda_graph_max_bs before 0.5.20) or, at a large speed cost, set "
+          "cuda_graph_backend_decode: disabled (disable_cuda_graph: true before 0.5.20).")),
+        (lambda message, evidence: "Registering 0 cuda graph addresses" in evidence and "Traceback" not in evidence,
+         ("The CUDA graph capture failed without printing its error (the custom all-reduce registered no graph: before "
+          "sgl-project/sglang PR 11275 its error handling could hide the real one, and the start hung): start once with "
+          "disable_custom_all_reduce: true in sglang_server_args to see the error, or upgrade SGLang; then follow the "
+          "hint for that error.")),
+    ),
+    "distributed_init_failed": (
+        (lambda message, evidence: "nvshmem" in evidence.lower() or "deep_ep" in evidence,
+         ("DeepEP could not set up NVSHMEM between the ranks (its buffer is created while the model is built): check "
+          "the NVSHMEM that DeepEP was built with and its RDMA transport on every node (nvshmem-info -a; IBGDA, which "
+          "DeepEP needs on InfiniBand and RoCE alike, needs the NVIDIA driver's options), run DeepEP's own "
+          "test_internode.py / test_low_latency.py across the nodes, or start without DeepEP (moe_a2a_backend: deepep, "
+          "enable_deepep_moe on 0.4.x, removed) to confirm the rest works.")),
+        (lambda message, evidence: "result expired" in evidence or "AsyncResultTimeout" in evidence,
+         ("The router's call to its tensor-parallel workers timed out while they were still loading (0.1-era SGLang "
+          "talked to its workers over rpyc with a fixed timeout): upgrade SGLang (sglang_install_version), or load the "
+          "weights from a fast local disk (the model_cache role) so that loading ends in time.")),
+    ),
+    "unsupported_gpu": (
+        (lambda message, evidence: bool(_FP8_ARCH_RE.search(evidence)),
+         ("This GPU has no FP8 instructions (Triton's fp8e4nv needs compute capability 8.9 or newer: Ada, Hopper, "
+          "Blackwell; an A10, A100 or 3090 is 8.0-8.6): serve a BF16/FP16 checkpoint, or an INT8/AWQ/GPTQ one, set "
+          "quantization accordingly in sglang_server_args, or move the model to a GPU of 8.9 or newer.")),
+        (lambda message, evidence: "Unsupported max_mma_" in evidence,
+         ("FlashInfer has no prefill tiling of this model's head size that fits this GPU's shared memory (an Ada "
+          "card such as the L40 has less than a Hopper): set attention_backend: triton in sglang_server_args (or "
+          "another backend this GPU supports), or upgrade FlashInfer with SGLang (sglang_install_version).")),
+    ),
+    "unknown": (
+        (lambda message, evidence: "exit code: -9" in evidence or "exit code 9" in evidence,
+         ("A scheduler was killed (exit code -9), most often by the Linux OOM killer (host RAM): check "
+          "dmesg -T | grep -i oom and lower host memory use.")),
+    ),
+}
 
 
 # Hints that depend on details of the failure; None from one of these falls back to _HINTS.
@@ -680,17 +682,12 @@ _HINT_DETAILS: Dict[str, Callable[[str, Optional[str], str], Optional[str]]] = {
     "invalid_arguments": _hint_invalid_arguments,
     "incompatible_arguments": _hint_incompatible_arguments,
     "parallelism_mismatch": _hint_parallelism,
-    "cuda_graph_capture_failed": _hint_capture,
-    "distributed_init_failed": _hint_distributed,
     "gpu_out_of_memory": _hint_oom,
     "unsupported_model_architecture": _hint_architecture,
     "port_in_use": _hint_port,
     "jit_tool_missing": _hint_jit_tool,
     "package_mismatch": _hint_package,
-    "unsupported_gpu": _hint_unsupported_gpu,
     "warmup_failed": _hint_warmup,
-    "speculative_decoding_error": _hint_speculative,
-    "unknown": _hint_unknown,
 }
 
 
@@ -702,8 +699,11 @@ def hint_for(cause: Optional[str], error_message: Optional[str], phase: Optional
     """
     if cause is None:
         return None
+    message = error_message or ""
     detail = _HINT_DETAILS.get(cause)
-    hint = detail(error_message or "", phase, evidence) if detail else None
+    hint = detail(message, phase, evidence) if detail else None
+    if hint is None:
+        hint = next((text for test, text in _CASE_HINTS.get(cause, ()) if test(message, evidence)), None)
     return hint or _HINTS.get(cause)
 
 
