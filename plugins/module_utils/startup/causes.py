@@ -228,11 +228,12 @@ _ARGS_FRAME_RE = re.compile(
     r"|in (?:check_server_args|prepare_server_args|resolve_once|run_resolution_pipeline)\b"
 )
 _ARGS_EXC_RE = re.compile(r"^(?:ValueError|AssertionError|NotImplementedError|TypeError)\b")
-_ARGS_MSG_RE = re.compile(
-    r"Cannot set --|cannot be combined with|is incompatible with|requires (?:at least one|--)|--[\w-]+ requires"
-    r"|must differ from|is not supported (?:with|when|together)|only supported (?:with|when)|mutually exclusive"
-    r"|backends? (?:are|is) supported (?:on|for|with)"
-)
+# The phrases of SGLang's argument checks that refuse a combination of settings.
+_ARGS_MSG_RE = re.compile("|".join((
+    r"Cannot set --", r"cannot be combined with", r"is incompatible with", r"requires (?:at least one|--)",
+    r"--[\w-]+ requires", r"must differ from", r"is not supported (?:with|when|together)", r"only supported (?:with|when)",
+    r"mutually exclusive", r"backends? (?:are|is) supported (?:on|for|with)",
+)))
 _WARMUP_RE = re.compile(
     r"warmup error|_wait_and_warmup|_execute_server_warmup"
     r'|"(?:GET|POST) [^"\n]*/(?:get_model_info|model_info|generate|v1/chat/completions)[^"\n]*" [45]\d\d', re.I)

@@ -123,11 +123,10 @@ _MESSAGE_BREAK_RE = re.compile(
 # An uncaught exception at the top of a process: the interpreter is exiting.
 _TOPLEVEL_FUNCS = frozenset(("<module>", "_run_module_as_main", "_run_code"))
 # Exceptions SGLang only raises while starting, and always fatally.
-_FATAL_EXCEPTION_RE = re.compile(
-    r"Capture cuda graph failed|Not enough memory\. Please try to increase --mem-fraction-static"
-    r"|Not enough memory to allocate KV cache",
-    re.IGNORECASE,
-)
+_FATAL_EXCEPTION_RE = re.compile("|".join((
+    r"Capture cuda graph failed", r"Not enough memory\. Please try to increase --mem-fraction-static",
+    r"Not enough memory to allocate KV cache",
+)), re.IGNORECASE)
 
 _USAGE_RE = re.compile(r"^usage: \S")
 _ARGPARSE_RE = re.compile(
