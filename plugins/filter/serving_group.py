@@ -12,7 +12,9 @@ from typing import Any, Callable, Dict, List
 from ansible_collections.gpufleet.sglang.plugins.plugin_utils.filter_adapter import filter_errors
 from ansible_collections.gpufleet.sglang.plugins.plugin_utils.serving_group import ServingGroupError
 from ansible_collections.gpufleet.sglang.plugins.plugin_utils.serving_group import serving_group as _serving_group
+from ansible_collections.gpufleet.sglang.plugins.plugin_utils.serving_group import members_from_hostvars as _members
 from ansible_collections.gpufleet.sglang.plugins.plugin_utils.serving_group import serving_group_mismatches as _mismatches
+from ansible_collections.gpufleet.sglang.plugins.plugin_utils.serving_group import serving_group_verdict as _verdict
 
 
 @filter_errors("serving_group", ServingGroupError)
@@ -27,9 +29,23 @@ def serving_group_mismatches(settings: Any) -> List[str]:
     return _mismatches(settings)
 
 
+def serving_group_members(hosts: Any, hostvars: Any) -> Dict[str, Dict[str, Any]]:
+    """``groups[sglang_server_serving_group] | gpufleet.sglang.serving_group_members(hostvars)``: each host's facts,
+    rank and address settings, release and args, as the two filters above read them."""
+    return _members(hosts, hostvars)
+
+
+def serving_group_verdict(members: Any, group: Any, hostvars: Any, key: str = "__sglang_server_launch") -> Dict[str, Any]:
+    """``members | gpufleet.sglang.serving_group_verdict(group, hostvars)``: every node's launch result (the fact
+    ``key`` of each host) as the group's one verdict."""
+    results = {str(host): hostvars[host].get(key) for host in members or []}
+    return _verdict(members, group, results)
+
+
 class FilterModule:  # pylint: disable=too-few-public-methods
     """The serving group filters."""
 
     def filters(self) -> Dict[str, Callable[..., Any]]:
         """The filter map."""
-        return {"serving_group": serving_group, "serving_group_mismatches": serving_group_mismatches}
+        return {"serving_group": serving_group, "serving_group_mismatches": serving_group_mismatches,
+                "serving_group_members": serving_group_members, "serving_group_verdict": serving_group_verdict}

@@ -103,6 +103,17 @@ options:
   readiness_path:
     description: Override the readiness endpoint.
     type: str
+  group_role:
+    description:
+      - The node's part in a serving group (one SGLang instance over several hosts, docs/serving-groups.md).
+      - C(single) and C(leader) (node_rank 0) follow C(/ready) and C(/health) as usual.
+      - C(follower) (node_rank 1 and up) serves no API, only SGLang's dummy health server that always answers 200,
+        so its readiness comes from its journal (the dummy server's start says its schedulers are up), its soak
+        counts that server's answers and its unit staying alive, and it runs no probe. The result says whether the
+        node C(joined) the rendezvous.
+    type: str
+    choices: [single, leader, follower]
+    default: single
   timeout:
     description: Seconds from the restart to ready before the start fails as C(timeout).
     type: float
@@ -226,6 +237,10 @@ time_to_ready_s:
   description: Seconds from the restart to the readiness endpoint's first 200.
   type: float
   returned: when the launch reached ready
+joined:
+  description: Whether the node's journal said it joined the rendezvous (the end of its parallel init), for a serving group's verdict; also in C(failure).
+  type: bool
+  returned: when the launch reached ready
 phases:
   description: Seconds from the restart to the first line of each startup phase.
   type: list
@@ -251,7 +266,7 @@ failure:
     stalled, timeout, unknown), hint, phase, phases, traceback (whole, the one that explains the failure),
     tracebacks (every traceback of the start, each whole), error_message and fatal_line (SGLang's own words
     whenever it printed any), systemd_line (systemd's own lines about the end, beside them), last_lines,
-    unit state. Secrets are masked.
+    unit state, joined (see RV(joined)). Secrets are masked.
   type: dict
   returned: when the launch failed
 rolled_back:
@@ -409,7 +424,9 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
         self.snapshot_dir = os.path.join(params["state_dir"], "last-good")
         self.host = "127.0.0.1" if params["host"] in ("0.0.0.0", "", "::") else params["host"]
         self.port: int = params["port"]
-        self.path: str = params["readiness_path"] or readiness_path(params["sglang_version"])
+        self.follower = params.get("group_role") == "follower"
+        # A follower's only HTTP is the dummy health server (always 200): it says the process is up, nothing more.
+        self.path: str = params["readiness_path"] or ("/health" if self.follower else readiness_path(params["sglang_version"]))
         self.secrets = [s for s in params["secrets"] if s]
         self.hostname = platform.node() or "localhost"
         self.last_good_figures: Optional[Dict[str, Any]] = None
@@ -443,7 +460,8 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
         watch = StartWatch(started_at=started_at, timeout=params["timeout"], stall_timeout=params["stall_timeout"],
                            stall_timeouts=params["stall_timeouts"], old_invocation=before.get("InvocationID", ""), secrets=self.secrets,
                            hostname=self.hostname, traceback_grace_s=self.timings.traceback_grace_s,
-                           exit_verdict_s=self.timings.exit_verdict_s, lines_quiet_s=self.timings.lines_quiet_s)
+                           exit_verdict_s=self.timings.exit_verdict_s, lines_quiet_s=self.timings.lines_quiet_s,
+                           ready_from_journal=self.follower)
         ready: Optional[Dict[str, Any]] = None
         answered_at = 0.0
         catch_ups = 0
@@ -470,8 +488,8 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
                         watch.on_entry(entry, time.time())
                     if late and catch_ups > 1:
                         continue
-                if watch.following_new_process:
-                    prober.enabled.set()
+                if watch.following_new_process and (ready is not None or not self.follower):
+                    prober.enabled.set()  # a follower's dummy health answers only count in its soak
                     if ready is None and prober.status is not None:
                         watch.on_http(prober.status, prober.checked_at)
                 if ready is None:
@@ -819,7 +837,7 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
         save_snapshot(self.snapshot_dir, self.files, extra)
         result.update(ready=True, time_to_ready_s=launch["elapsed_s"], ready_noticed_at=launch["ready_noticed_at"],
                       main_pid=launch["main_pid"], restarts=launch["restarts"], ready_line=launch.get("ready_line"),
-                      soak=launch.get("soak"))
+                      soak=launch.get("soak"), joined=launch.get("joined"))
 
     def recover(self, plan: LaunchPlan, manifest: Optional[Dict[str, Any]], result: Dict[str, Any]) -> None:
         """After a failed start, do what the plan says: roll back to the last good files, stop the unit, or leave it."""
@@ -918,6 +936,7 @@ def main(follow_journal: FollowJournal = JournalFollower, http_check: HttpCheck 
             "port": {"type": "int", "default": 30000},
             "sglang_version": {"type": "str", "required": True},
             "readiness_path": {"type": "str"},
+            "group_role": {"type": "str", "choices": ["single", "leader", "follower"], "default": "single"},
             "timeout": {"type": "float", "default": 1800},
             "stall_timeout": {"type": "float", "default": 600},
             "stall_timeouts": {"type": "dict", "default": {}},

@@ -242,3 +242,101 @@ def serving_group_mismatches(settings: Any) -> List[str]:
                                 "apart from its rank" % (ARGS_VAR, key, host, theirs.get(key, "<unset>"), first,
                                                          mine.get(key, "<unset>")))
     return messages
+
+
+def members_from_hostvars(hosts: Any, hostvars: Any) -> Dict[str, Dict[str, Any]]:
+    """What the two functions above read of each host of the group, from Ansible's ``hostvars``.
+
+    ``{facts, node_rank, address, release, args}``: the host's ``ansible_facts``, its own
+    ``sglang_server_serving_group_node_rank`` and ``_address``, ``sglang_install_version`` and its
+    ``sglang_server_args`` with ``sglang_server_extra_args`` over them (a rollout's change reaches every node).
+    """
+    members: Dict[str, Dict[str, Any]] = {}
+    for host in hosts or []:
+        values = hostvars[host]
+        args = dict(values.get("sglang_server_args") or {})
+        args.update(values.get("sglang_server_extra_args") or {})
+        members[str(host)] = {"facts": values.get("ansible_facts") or {}, "node_rank": values.get(RANK_VAR),
+                              "address": values.get(ADDRESS_VAR), "release": values.get("sglang_install_version"), "args": args}
+    return members
+
+
+# A node that only saw its peer go away (the scanner's cause, docs/startup-failure-causes.md): the reason is elsewhere.
+SECONDARY_CAUSES = ("peer_rank_lost",)
+RENDEZVOUS_CAUSES = ("distributed_init_failed",)
+
+
+def _failure_of(result: Any) -> Optional[Dict[str, Any]]:
+    """The diagnosis of a node's launch, None when it reached ready (and a stand-in one when it never launched)."""
+    if not isinstance(result, Mapping):
+        return {"cause": "not_launched", "reason": "this node never reached its launch (it failed earlier in the play)"}
+    failure = result.get("failure")
+    if isinstance(failure, Mapping):
+        return dict(failure)
+    if result.get("failed"):
+        return {"cause": "unknown", "reason": str(result.get("msg") or "the launch task failed")}
+    return None
+
+
+def _serving_again(result: Any) -> str:
+    if not isinstance(result, Mapping):
+        return "not launched"
+    if result.get("rolled_back"):
+        return "rolled back, serving its last good config again" if result.get("rollback_ready") else "rolled back, NOT ready again"
+    if result.get("stopped"):
+        return "stopped (nothing good to go back to)"
+    return "not rolled back (its files were already the last good ones)"
+
+
+def serving_group_verdict(members: Any, group: Any, results: Any) -> Dict[str, Any]:
+    """The launch of a serving group as one verdict: a node's failure fails the group with that node's diagnosis.
+
+    ``members``: the hosts in rank order; ``results``: host -> the node's ``sglang_launch`` result (none for a node
+    that never got to its launch). The node named first is the one whose failure explains the others: not one that
+    only lost its peer (``peer_rank_lost``), and of those the first by the time its failure was seen. A rendezvous
+    that timed out on rank 0 names the nodes whose journal never said they joined.
+
+    Returns ``{failed, msg, first, cause, never_joined, nodes}``; ``msg`` is empty when every node is ready.
+    """
+    hosts = [str(h) for h in members or []]
+    results = results if isinstance(results, Mapping) else {}
+    rank = {host: index for index, host in enumerate(hosts)}
+    failures = {host: _failure_of(results.get(host)) for host in hosts}
+    failed = [host for host in hosts if failures[host] is not None]
+    nodes = {host: {"node_rank": rank[host], "failed": failures[host] is not None,
+                    "cause": (failures[host] or {}).get("cause"), "after": _serving_again(results.get(host))} for host in hosts}
+    if not failed:
+        return {"failed": False, "msg": "", "first": None, "cause": None, "never_joined": [], "nodes": nodes}
+    primary = [h for h in failed if failures[h].get("cause") not in SECONDARY_CAUSES] or failed
+
+    def seen(host: str) -> Tuple[float, int]:
+        when = failures[host].get("failure_seen_at") or failures[host].get("verdict_at")
+        return (float(when) if isinstance(when, (int, float)) else float("inf"), rank[host])
+    first = min(primary, key=seen)
+    why = failures[first]
+    never_joined: List[str] = []
+    if why.get("cause") in RENDEZVOUS_CAUSES and rank[first] == 0:
+        for host in hosts[1:]:
+            result = results.get(host)
+            joined = (result.get("joined") if result.get("failure") is None else result["failure"].get("joined")) \
+                if isinstance(result, Mapping) else False
+            if not joined:
+                never_joined.append(host)
+    text = "serving group %s: %s (node_rank %d) failed: %s" % (group, first, rank[first], why.get("cause") or "unknown")
+    if why.get("phase"):
+        text += " in phase %s" % why["phase"]
+    if why.get("reason"):
+        text += " (%s)" % why["reason"]
+    if why.get("error_message"):
+        text += ": %s" % str(why["error_message"]).splitlines()[0][:300]
+    if never_joined:
+        text += "; the ranks that never joined: %s" % ", ".join("%s (node_rank %d)" % (h, rank[h]) for h in never_joined)
+    if why.get("hint"):
+        text += ". Hint: %s" % why["hint"]
+    others = [h for h in failed if h != first]
+    if others:
+        said = ["%s (node_rank %d) %s" % (h, rank[h], "lost its peer" if failures[h].get("cause") in SECONDARY_CAUSES
+                                          else "failed: %s" % failures[h].get("cause")) for h in others]
+        text += ". Then: %s" % "; ".join(said)
+    text += ". Every node: %s." % "; ".join("%s %s" % (h, nodes[h]["after"]) for h in hosts)
+    return {"failed": True, "msg": text, "first": first, "cause": why.get("cause"), "never_joined": never_joined, "nodes": nodes}

@@ -497,7 +497,8 @@ def decode_ceiling(model: Any = None, gpu: Optional[str] = None, tp: int = 1, li
     if nodes < 1 or tp % nodes:
         raise CeilingError("nnodes %s does not divide tp %d: each node holds tp / nnodes of the TP group (pipeline "
                            "stages across nodes are not modelled)" % (nnodes, tp))
-    facts = facts_inputs(gpu_facts, tp) if isinstance(gpu_facts, dict) else {}
+    # A node's facts describe its own GPUs: a group over several nodes has tp / nnodes of them on each.
+    facts = facts_inputs(gpu_facts, tp // nodes) if isinstance(gpu_facts, dict) else {}
     gpu = gpu or facts.get("gpu")
     link = link or facts.get("link")
     pcie_gen = pcie_gen or facts.get("pcie_gen")

@@ -34,6 +34,12 @@ EXIT_DRAIN_MAX_S = 5.0
 # An HTTP access-log line (uvicorn's, as SGLang configures it: ``127.0.0.1:52144 - "GET /ready HTTP/1.1" 503``).
 # The launch's own readiness polling writes one per request, so such a line is no sign that the server makes
 # progress: a warmup stuck behind a live HTTP server would otherwise never stall.
+# A node of a serving group (docs/serving-groups.md) whose rank is not 0 serves no API: SGLang runs a dummy health
+# server there (always 200) once its schedulers are up, so its readiness is read from its journal, not from HTTP.
+# Uvicorn's startup line of that dummy server says the node's schedulers loaded; the end of the parallel init
+# ("Init parallel ends" on 0.5.23, "Init torch distributed ends" before) says the node joined the rendezvous.
+FOLLOWER_READY_LINE = re.compile(r"Uvicorn running on ")
+JOINED_LINE = re.compile(r"\] Init (?:parallel|torch distributed) ends\b")
 ACCESS_LINE = re.compile(r'- "(?:GET|POST|HEAD|PUT|DELETE|OPTIONS|PATCH) \S* HTTP/[0-9.]+" [0-9]{3}\b')
 
 _STALL_HINT = {
@@ -72,7 +78,7 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
                  stall_timeouts: Optional[Mapping[str, float]] = None, old_invocation: str = "",
                  secrets: Iterable[str] = (), hostname: str = "localhost", traceback_grace_s: float = TRACEBACK_GRACE_S,
                  exit_drain_max_s: float = EXIT_DRAIN_MAX_S, lines_quiet_s: float = LINES_QUIET_S,
-                 exit_verdict_s: float = EXIT_VERDICT_S) -> None:
+                 exit_verdict_s: float = EXIT_VERDICT_S, ready_from_journal: bool = False) -> None:
         # The watch tells the old process's lines by their invocation (on_entry), not by systemd's "Started" line, which
         # journald can order after the new process's first lines.
         self.scanner = StartupLogScanner(secrets=secrets, hostname=hostname, forget_before_start=False)
@@ -99,6 +105,10 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
         self.last_line_at = started_at
         self.failure_seen_at: Optional[float] = None
         self.lines = 0
+        # A follower of a serving group: ready when its journal says its schedulers are up (FOLLOWER_READY_LINE).
+        self.ready_from_journal = ready_from_journal
+        self.ready_line_at: Optional[float] = None
+        self.joined_at: Optional[float] = None  # when the node's journal said it joined the rendezvous
 
     # --------------------------------------------------------------------------------------------- inputs
     def on_entry(self, entry: JournalLine, now: float) -> None:
@@ -111,11 +121,20 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
         if entry.invocation and self.old_invocation and entry.invocation == self.old_invocation:
             return
         self.scanner.feed_entry(entry.message, entry.pid, entry.identifier, entry.timestamp or now)
+        self._note_group_line(entry.message, now)
         self._line_arrived(now, progress=not is_access_line(entry.message))
+
+    def _note_group_line(self, text: str, now: float) -> None:
+        """A serving group's node: when it joined the rendezvous, and (a follower) when its schedulers were up."""
+        if self.joined_at is None and JOINED_LINE.search(text):
+            self.joined_at = now
+        if self.ready_from_journal and self.ready_line_at is None and FOLLOWER_READY_LINE.search(text):
+            self.ready_line_at = now
 
     def on_line(self, text: str, now: float, timestamp: Optional[float] = None) -> None:
         """A line of log text (a pasted or replayed log, any prefix); the module follows entries (:meth:`on_entry`)."""
         self.scanner.feed(text, timestamp if timestamp is not None else now)
+        self._note_group_line(text, now)
         self._line_arrived(now, progress=not is_access_line(text))
 
     @property
@@ -222,6 +241,9 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
         if phase != self.last_phase:
             self.last_phase = phase
             self.last_activity = now
+        if (self.ready_line_at is not None and self.http_ready_at is None and self.baseline is not None
+                and self.exit_reason is None and self.failure_seen_at is None):
+            self.http_ready_at = self.ready_line_at  # a follower: its journal, not HTTP, says it is up
         if self.http_ready_at is not None:
             return self._ready(now)
         exit_at = self.exit_at
@@ -294,7 +316,9 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
         report = self.scanner.result()
         return {
             "outcome": "ready",
-            "reason": "the readiness endpoint answered 200",
+            "reason": ("its journal says its schedulers are up (a serving group's follower: no API, no HTTP readiness)"
+                       if self.ready_from_journal else "the readiness endpoint answered 200"),
+            "joined": self.joined_at is not None,
             "elapsed_s": round(now - self.started_at, 3),
             "ready_noticed_at": self.http_ready_at,
             "phase": report.get("phase"),
@@ -321,6 +345,7 @@ class StartWatch:  # pylint: disable=too-many-instance-attributes
             "tracebacks": report.get("tracebacks", []),
             "last_lines": report.get("last_lines", []),
             "elapsed_s": round(now - self.started_at, 3),
+            "joined": self.joined_at is not None,
             "verdict_at": now,
             "failure_seen_at": self.failure_seen_at if self.failure_seen_at is not None else self.exit_at,
             "exit_seen_at": self.exit_at,

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.gpufleet.sglang.plugins.plugin_utils.serving_group import (
-    ServingGroupError, interfaces_from_facts, natural_key, serving_group, serving_group_mismatches)
+    ServingGroupError, interfaces_from_facts, members_from_hostvars, natural_key, serving_group, serving_group_mismatches,
+    serving_group_verdict)
 
 
 def facts(*interfaces, default=None):
@@ -183,3 +184,74 @@ def test_a_differing_secret_is_named_without_its_value():
     assert messages == ["sglang_server_args.api_key differs between b and a (a secret: values not shown); every node of a "
                         "serving group needs the same options apart from its rank"]
     assert "sk-" not in messages[0]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# What the playbook hands over, and the group's verdict
+
+def test_members_are_read_from_hostvars_with_the_extra_args_over_the_groups():
+    hostvars = {"lab1": {"ansible_facts": {"x": 1}, "sglang_install_version": "0.5.23", "sglang_server_args": {"tp_size": 4},
+                         "sglang_server_extra_args": {"mem_fraction_static": 0.8}, "sglang_server_serving_group_node_rank": 1},
+                "lab2": {"sglang_server_serving_group_address": "10.0.0.2"}}
+    members = members_from_hostvars(["lab1", "lab2"], hostvars)
+    assert members["lab1"] == {"facts": {"x": 1}, "node_rank": 1, "address": None, "release": "0.5.23",
+                               "args": {"tp_size": 4, "mem_fraction_static": 0.8}}
+    assert members["lab2"] == {"facts": {}, "node_rank": None, "address": "10.0.0.2", "release": None, "args": {}}
+
+
+READY = {"changed": True, "ready": True, "joined": True, "rolled_back": False}
+ROLLED = {"rolled_back": True, "rollback_ready": True, "ready": True}
+
+
+def failed(cause, at, **extra):
+    return dict(ROLLED, failed=True, msg="launch failed", failure=dict({"cause": cause, "failure_seen_at": at, "joined": True}, **extra))
+
+
+def test_every_node_ready_is_a_ready_group():
+    verdict = serving_group_verdict(["lab1", "lab2"], "tp4", {"lab1": READY, "lab2": READY})
+    assert verdict["failed"] is False and verdict["msg"] == "" and verdict["first"] is None
+
+
+def test_a_followers_crash_fails_the_group_with_its_diagnosis_not_the_leaders_lost_peer():
+    results = {"lab1": failed("peer_rank_lost", 100.2, phase="weights_loading"),
+               "lab2": failed("gpu_out_of_memory", 100.5, phase="weights_loading", reason="the unit failed",
+                              error_message="torch.OutOfMemoryError: CUDA out of memory.\nmore", hint="lower mem_fraction_static")}
+    verdict = serving_group_verdict(["lab1", "lab2"], "tp4", results)
+    assert verdict["failed"] is True and verdict["first"] == "lab2" and verdict["cause"] == "gpu_out_of_memory"
+    assert verdict["msg"] == (
+        "serving group tp4: lab2 (node_rank 1) failed: gpu_out_of_memory in phase weights_loading (the unit failed): "
+        "torch.OutOfMemoryError: CUDA out of memory.. Hint: lower mem_fraction_static. Then: lab1 (node_rank 0) lost its peer. "
+        "Every node: lab1 rolled back, serving its last good config again; lab2 rolled back, serving its last good config again.")
+
+
+def test_of_two_real_failures_the_earlier_is_named_first():
+    results = {"a": failed("gpu_out_of_memory", 5.0), "b": failed("nccl_error", 4.0), "c": failed("peer_rank_lost", 3.0)}
+    verdict = serving_group_verdict(["a", "b", "c"], "g", results)
+    assert verdict["first"] == "b"
+    assert "Then: a (node_rank 0) failed: gpu_out_of_memory; c (node_rank 2) lost its peer." in verdict["msg"]
+
+
+def test_only_lost_peers_name_the_first_of_them():
+    verdict = serving_group_verdict(["a", "b"], "g", {"a": failed("peer_rank_lost", 2.0), "b": failed("peer_rank_lost", 1.0)})
+    assert verdict["first"] == "b"
+
+
+def test_a_rendezvous_timeout_names_the_ranks_that_never_joined():
+    stuck = dict(failed("distributed_init_failed", 9.0), failure={"cause": "distributed_init_failed", "joined": False,
+                                                                  "failure_seen_at": 9.0})
+    results = {"a": failed("distributed_init_failed", 8.0, error_message="torch.distributed.DistStoreError: Timed out after 601 "
+                           "seconds waiting for clients. 2/6 clients joined."), "b": READY, "c": stuck, "d": None}
+    verdict = serving_group_verdict(["a", "b", "c", "d"], "g", results)
+    assert verdict["first"] == "a" and verdict["never_joined"] == ["c", "d"]
+    assert "the ranks that never joined: c (node_rank 2), d (node_rank 3)" in verdict["msg"]
+    assert "d not launched" in verdict["msg"] and "b not rolled back (its files were already the last good ones)" in verdict["msg"]
+
+
+def test_a_node_that_never_launched_fails_the_group():
+    verdict = serving_group_verdict(["a", "b"], "g", {"a": READY})
+    assert verdict["failed"] is True and verdict["first"] == "b" and verdict["cause"] == "not_launched"
+
+
+def test_a_failed_task_without_a_diagnosis_still_fails_the_group():
+    verdict = serving_group_verdict(["a", "b"], "g", {"a": READY, "b": {"failed": True, "msg": "job not found"}})
+    assert verdict["first"] == "b" and "(job not found)" in verdict["msg"]

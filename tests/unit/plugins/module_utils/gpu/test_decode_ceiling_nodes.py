@@ -77,3 +77,11 @@ def test_a_bad_link_figure_is_refused():
 
 def test_one_node_is_unchanged():
     assert decode_ceiling(LLAMA3_8B, tp=2, nnodes=1, **BOX)["per_step_ms"] == decode_ceiling(LLAMA3_8B, tp=2, **BOX)["per_step_ms"]
+
+
+def test_a_nodes_facts_describe_its_own_gpus():
+    facts = {"gpus": [{"name": "NVIDIA RTX A6000", "pcie_gen_max": 4, "pcie_width_max": 16}] * 2, "links": {"0-1": "PHB"},
+             "p2p_read": {"0-1": "OK"}}
+    result = decode_ceiling(LLAMA3_8B, tp=4, nnodes=2, gpu_facts=facts)
+    assert result["inputs"]["link"] == "PHB" and result["inputs"]["gpu"] == "NVIDIA RTX A6000"
+    assert result["inputs"]["gpus_per_node"] == 2
