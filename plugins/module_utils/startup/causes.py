@@ -59,9 +59,21 @@ _TOOLS = r"(?:ninja|nvcc|gcc|g\+\+|cc|c\+\+|clang|clang\+\+|ptxas|cicc|fatbinary
 # The lines between a frame and the exception raised in it: its code (indented, or not when a paste lost the
 # indentation), Python 3.11 caret lines; never another frame.
 _FRAME_BODY = r"(?:(?![ \t]*File \")[^\n]*\n){0,6}?"
-# An assertion raised in a model's weight loader (a rule below, and its hint).
-_WEIGHT_LOADER_ASSERT_RE = re.compile(
-    r"File \"[^\"\n]*\", line \d+, in (?:weight_loader\w*|load_weights?\w*)\n" + _FRAME_BODY + r"AssertionError\b")
+# A model's weight loader (or a quantization method processing the loaded weights) that fails on a checkpoint: an
+# assertion (a shape), a KeyError (a weight name it has no parameter for) or an IndexError (a scale of another shape)
+# raised in it or in what it calls (a rule below, and its hint). Pasted newest line first (a UI that shows the last
+# line on top), the exception comes before the frame: both orders.
+_LOADER_FUNCS = r"(?:weight_loader\w*|load_weights?\w*|process_weights_after_loading)"
+_LOADER_EXC = r"(?:AssertionError|KeyError|IndexError)\b"
+_WEIGHT_LOADER_FAILED_RE = re.compile(
+    r"File \"[^\"\n]*\", line \d+, in " + _LOADER_FUNCS + r"\n" + _FRAME_BODY
+    + r"(?:[ \t]*File \"[^\"\n]*/srt/layers/quantization/[^\"\n]*\", line \d+, in \w+\n" + _FRAME_BODY + r")?" + _LOADER_EXC
+    + r"|(?:^|\n)" + _LOADER_EXC + r"[^\n]*\n(?:(?![ \t]*File \")[^\n]*\n){0,3}?[ \t]*File \"[^\"\n]*\", line \d+, in " + _LOADER_FUNCS + r"\b")
+
+# A checkpoint file there but empty or cut: the loader's JSON read of the index fails, or safetensors' header.
+_BROKEN_CHECKPOINT = (r"|in (?:filter_duplicate_safetensors_files|_prepare_weights|_get_weights_iterator|get_index_file\w*)\n"
+                      r"(?:[^\n]*\n){0,16}?(?:json\.decoder\.)?JSONDecodeError\b"
+                      r"|SafetensorError: Error while deserializing header|HeaderTooLarge")
 
 # How much a rule's match says. ROOT: the cause itself. SURFACE: where a failure surfaced (a capture that failed),
 # true but general: a ROOT cause found in other evidence wins. HINT: a sign rather than a statement (a keyword, a
@@ -130,7 +142,10 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # torch and torchvision (or another extension) of versions that do not go together; NumPy's ABI
         r"|operator \w+::\w+ does not exist|may indicate binary incompatibility|compiled using NumPy 1\.x cannot be run"
         r"|PackageNotFoundError: No package metadata was found for|ImportError: [^\n]*\bpip install\b"
-        r"|(?:sgl[-_]kernel|flashinfer|vllm|torch|transformers|triton|xgrammar)\S*[^\n]{0,60}version mismatch", re.I), ROOT),
+        r"|(?:sgl[-_]kernel|flashinfer|vllm|torch|transformers|triton|xgrammar)\S*[^\n]{0,60}version mismatch"
+        # transformers now registers a config class of the same name that SGLang registers for itself: a transformers
+        # newer than the SGLang release knows
+        r"|is already used by a Transformers model", re.I), ROOT),
     ("peer_rank_lost", re.compile(
         r"gloo/transport/tcp/pair\.cc:\d+\] Connection|Connection was likely closed\. Did the remote server shutdown or crash"
         r"|(?:gloo|Gloo|c10d|TCPStore|ProcessGroup\w*)[^\n]{0,200}Connection (?:closed|reset) by peer"
@@ -169,6 +184,9 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|wait timeout after \d+ms, keys:"
         # DeepEP's buffer sets up NVSHMEM across the ranks (and nodes): a failure there is the ranks not meeting
         r"|\bnvshmem\w*\([^\n]*\)[^\n]{0,40}== 0'|NVSHMEM (?:ERROR|error)|nvshmem\w* (?:failed|error)"
+        # NVSHMEM's own C-level lines, without a Python traceback: its bootstrap between the ranks returned an error, and
+        # a call after it finds NVSHMEM never initialised
+        r"|nvshmem[\w-]*/\S*?\.(?:cpp|cu|c):(?:\w+:)?\d+: non-zero status|NVSHMEM API called before NVSHMEM initialization"
         r"|deep_ep/buffer\.py\", line \d+, in __init__\n" + _FRAME_BODY + r"[\w.]*(?:Error|Exception)\b"
         # 0.1-era SGLang: the router reached its TP workers over rpyc, whose call timed out
         r"|AsyncResultTimeout|rpyc[^\n]*\n" + _FRAME_BODY + r"[\w.]*TimeoutError: result expired", re.I), ROOT),
@@ -203,7 +221,10 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|RevisionNotFoundError|EntryNotFoundError|HFValidationError|Repository Not Found for url|Cannot access gated repo"
         r"|\b(?:401|403|404) Client Error|does not appear to have a file named|Can't load (?:the )?(?:config|tokenizer|configuration)"
         r"|OfflineModeIsEnabled|couldn't connect to 'https://huggingface\.co'|You must be authenticated to access it"
-        r"|(?:No such file or directory|FileNotFoundError)[^\n]{0,160}(?:config\.json|\.safetensors|tokenizer)"), ROOT),
+        r"|(?:No such file or directory|FileNotFoundError)[^\n]{0,160}(?:config\.json|\.safetensors|tokenizer)"
+        # a checkpoint file that is there but empty or cut (an interrupted download): its index JSON does not parse,
+        # a safetensors header does not deserialise
+        + _BROKEN_CHECKPOINT), ROOT),
     ("speculative_decoding_error", re.compile(
         r"speculative|eagle_worker|EAGLEWorker|draft_worker|DraftWorker|draft_model|draft model|multi_layer_eagle"
         r"|ngram_worker|eagle_utils|\bMTP\b|\bNextN\b|_nextn\b"
@@ -211,11 +232,14 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
     # An assertion in the model's weight loader (a parameter's shape, a name): the checkpoint is not one this
     # implementation of the model can read (a quantized or converted variant it does not support). After the
     # speculative rule: in a draft model's loader it is the draft's checkpoint.
-    ("unsupported_model_architecture", _WEIGHT_LOADER_ASSERT_RE, ROOT),
+    ("unsupported_model_architecture", _WEIGHT_LOADER_FAILED_RE, ROOT),
     # Weak signs, after every specific rule: one package called another with the signature of another version.
     ("package_mismatch", re.compile(
-        r"TypeError: [^\n]*(?:got an unexpected keyword argument|missing \d+ required positional argument"
+        r"TypeError: (?!(?:[\w.]*\.)?_[a-z])[^\n]*(?:got an unexpected keyword argument|missing \d+ required positional argument"
         r"|takes \d+ positional arguments? but \d+ (?:were|was) given)|AttributeError: module '[\w.]+' has no attribute"), HINT),
+    # A kernel that takes one dtype only (AWQ's dequantize takes float16) called with the model's other one: the
+    # dtype chosen does not fit the quantization. A sign: a dtype error can also be a bug of one kernel.
+    ("incompatible_arguments", re.compile(r"expected scalar type (?:Half|BFloat16) but found (?:BFloat16|Half)"), HINT),
     # A name SGLang imports from an optional dependency (vLLM's Marlin checks on 0.4.x, guarded by try/except
     # ImportError) is undefined when it runs: the dependency the feature needs is not installed. A sign, not a
     # statement: a NameError in an installed package's own code, never in a user's script.
@@ -336,7 +360,8 @@ _NOTABLE_WORDS = (
     "unable to write to file", "unable to mmap", "unable to allocate shared memory", "current gpu", "current device",
     "minimum capability", "minimum cuda capability", "no longer supports", "does not exist", "binary incompatib",
     "numpy 1.x", "package metadata", "pip install", "unbalanced", "during capture", "streamcapture", "stream_capture",
-    "unknown level", "invalid value for '--log-level'", "does not support", "this architecture",
+    "unknown level", "invalid value for '--log-level'", "does not support", "this architecture", "already used by",
+    "deserializing header", "headertoolarge", "distbackenderror",
 )
 
 
@@ -535,12 +560,13 @@ def _hint_oom(message: str, phase: Optional[str], evidence: str) -> Optional[str
 
 
 def _hint_architecture(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
-    if _WEIGHT_LOADER_ASSERT_RE.search(evidence):
-        return ("The checkpoint's weights do not have the shapes this SGLang's implementation of the model expects (an "
-                "assertion in its weight loader): a quantized or converted variant it cannot load (e.g. a bitsandbytes 4-bit "
-                "export of a multimodal model), or a layer that tp_size splits unevenly. Serve the original checkpoint or a "
-                "quantization this version supports for the model (FP8, AWQ, GPTQ), try another tp_size, or upgrade SGLang "
-                "(sglang_install_version).")
+    if _WEIGHT_LOADER_FAILED_RE.search(evidence):
+        return ("The checkpoint's weights are not what this SGLang's implementation of the model expects (its weight loader, "
+                "or the quantization method processing the loaded weights, failed: a shape assertion, a weight name it has no "
+                "parameter for, a scale of another shape): a quantized or converted variant it cannot load (a bitsandbytes "
+                "4-bit export, an FP8 checkpoint with per-tensor input scales, a tied lm_head stored anyway), or a layer that "
+                "tp_size splits unevenly. Serve the original checkpoint or a quantization this version supports for the "
+                "model, try another tp_size, or upgrade SGLang (sglang_install_version).")
     match = _ARCH_RE.search(message) or _ARCH_RE.search(evidence)
     arch = match.group("arch") if match else "the model's architecture"
     return (f"This SGLang version has no implementation of {arch} (or cannot read its config): upgrade SGLang "
@@ -669,6 +695,25 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
          ("FlashInfer has no prefill tiling of this model's head size that fits this GPU's shared memory (an Ada "
           "card such as the L40 has less than a Hopper): set attention_backend: triton in sglang_server_args (or "
           "another backend this GPU supports), or upgrade FlashInfer with SGLang (sglang_install_version).")),
+    ),
+    "model_unavailable": (
+        (lambda message, evidence: bool(re.search(_BROKEN_CHECKPOINT[1:], evidence)),
+         ("A file of the checkpoint is there but empty or cut (its index JSON does not parse, or a safetensors header "
+          "does not deserialise): an interrupted download or a full disk. Delete the model's files and fetch them again "
+          "(the model_cache role verifies what it fetched), check the free space of the disk that holds them, then "
+          "restart.")),
+    ),
+    "package_mismatch": (
+        (lambda message, evidence: "is already used by a Transformers model" in evidence,
+         ("The installed transformers is newer than this SGLang release expects: it now registers a config class that "
+          "SGLang registers for itself. Install the transformers version this SGLang release pins (the sglang_install "
+          "role installs the set together), or upgrade SGLang to a release made for that transformers.")),
+    ),
+    "incompatible_arguments": (
+        (lambda message, evidence: "expected scalar type" in evidence,
+         ("A kernel of the checkpoint's quantization takes another dtype than the server runs in (AWQ's dequantize takes "
+          "float16, the model's config says bfloat16): set dtype: float16 (half) in sglang_server_args, or serve a "
+          "checkpoint or quantization made for bfloat16.")),
     ),
     "unknown": (
         (lambda message, evidence: "exit code: -9" in evidence or "exit code 9" in evidence,

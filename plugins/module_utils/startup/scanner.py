@@ -82,6 +82,7 @@ LAST_LINES = 20  # last log lines returned for the failure report
 CONTEXT_LINES = 20  # notable lines outside tracebacks kept as evidence (the newest)
 SYSTEMD_LINES = 8  # systemd's own lines about the unit's end, returned beside SGLang's message
 MAX_LEARNED_SECRETS = 64  # values learned from secret-looking fields of the log, masked in everything returned
+REVERSED_GAP_LINES = 3  # an exception line at most this many lines above a headerless traceback's first frame: maybe its own
 USAGE_WINDOW_LINES = 100  # an ``error:`` line this close after a ``usage:`` banner is the parser's
 _NO_HEADER = "(the log holds no 'Traceback (most recent call last):' line above this)"
 
@@ -113,6 +114,8 @@ _LOGLIKE_RE = re.compile(
     r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d|\S+:\d+:\d+ \[\d+\] NCCL |Killed\b|Loading (?:safetensors|pt) checkpoint"
     r"|Capturing (?:batches|CUDA graph)|usage: |[\w./-]+(?: serve)?: error: |[\w@.\\-]+\.(?:service|scope): )"
 )
+# faulthandler's lines around its thread dump (a segfault, an abort): a dump has frames but no exception line.
+_FAULT_DUMP_RE = re.compile(r"^(?:Thread 0x[0-9a-f]+ \(most recent call first\):|Current thread 0x[0-9a-f]+|Extension modules: )")
 # Lines that start something new: never more of an exception message, even without the blank line between them
 # (journald drops empty lines, so a journal has none).
 _MESSAGE_BREAK_RE = re.compile(
@@ -169,6 +172,19 @@ _PHASE_RE = re.compile(
 _DECODE_SERVING_RE = re.compile(r"Decode batch[.,] #running-req: [1-9]")
 _PREFILL_RE = re.compile(r"Prefill batch[.,] ")
 _GENERATION_OK_RE = re.compile(r'"POST /(?:generate|v1/chat/completions|v1/completions|v1/embeddings|encode)\b[^"]*" 200\b')
+# Serving, read from what only a request does (docs/startup-failure-causes.md#serving-or-starting): a request's own
+# error (an input longer than the context, SGLang's "Error in request:"), frames of code that runs for a client and
+# never for the warmup (the OpenAI-compatible handlers; the warmup posts to /generate), of the weight-update and
+# memory-release API calls, or of SGLang's benchmark client (its traceback is a client's view of a serving server).
+# Not evidence: the scheduler's event loop, the model's forward, the draft worker, the detokenizer, /generate's
+# handler and a single prefill: the warmup runs through all of them.
+_REQUEST_SERVED_RE = re.compile(
+    r"Input length \(\d+ tokens\) exceeds the maximum allowed length|\bError in request:"
+    r"|The input \(\d+ tokens\) is longer than the model's context length")
+_SERVING_FRAME_RE = re.compile(
+    r'^\s*File "[^"]*(?:/entrypoints/openai/serving_\w+\.py|/openai_api/adapter\.py|/bench_serving\.py)", line \d+, in (?!<module>)\w+'
+    r'|^\s*File "[^"]*", line \d+, in (?:update_weights_from_\w+|init_weights_update_group|release_memory_occupation'
+    r'|resume_memory_occupation)\s*$')
 
 
 class _Traceback:  # pylint: disable=too-many-instance-attributes
@@ -296,6 +312,9 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
         self._context: Deque[str] = collections.deque(maxlen=CONTEXT_LINES)
         self._import_errors: Deque[str] = collections.deque(maxlen=4)
         self._orphan: Optional[str] = None  # the last exception line seen outside any traceback
+        self._orphan_at = -1000
+        self._after_orphan: List[str] = []  # the few lines after it (its code, in a paste of newest line first)
+        self._reversed: List[str] = []  # exception, code and first frame of a traceback pasted newest line first
         self._long_line: Optional[str] = None  # the last line outside tracebacks, when long and no evidence: maybe broken
         self._exited = False
         self._frozen = False
@@ -471,6 +490,8 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
             return
         if self._phase is None and info.raw.strip():
             self._enter_phase("process_started", info, timestamp)
+        if _SERVING_FRAME_RE.match(info.body):
+            self._serve(info, timestamp)  # the frame still goes to its traceback, below
         for tb in list(self._open):
             if self._line_no - tb.last_line > STALE_TRACEBACK_LINES:
                 self._close_traceback(tb)
@@ -601,6 +622,11 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
         if _CODE_MARK_RE.match(text):
             tb.append(msg)  # a caret line (Python 3.11+) or an elision the poster made: still inside the frames
             return True
+        if not indented and _FAULT_DUMP_RE.match(text):
+            # faulthandler's own lines: its thread dump (frames without an exception) ends here; what follows (the
+            # extension modules, broken by a terminal into pieces) is never this dump's exception line
+            self._close_traceback(tb)
+            return False
         if not indented and (_LOGLIKE_RE.match(text) or _MESSAGE_BREAK_RE.match(text)):
             return False  # another process's line in the middle of this traceback
         if indented or (tb.last_kind == "frame" and not _EXC_LIKE_RE.match(text)):
@@ -673,6 +699,8 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
         if frame or _CHAIN_RE.match(text):
             self._start_headerless(info, frame)
             return
+        if 0 < self._line_no - self._orphan_at <= REVERSED_GAP_LINES and not info.record:
+            self._after_orphan.append(text)
         if info.record and text.endswith(":") and _FATAL_HEADER_RE.search(text):
             self._pending_header = (self._line_no, info)
         if _USAGE_RE.match(text):
@@ -720,6 +748,7 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
             self._long_line = info.body.lstrip()  # a break before a space leaves the space at the end of the piece
         if not info.record and _EXC_LIKE_RE.match(text) and not _LOGLIKE_RE.match(text):
             self._orphan = text
+            self._orphan_at, self._after_orphan = self._line_no, []
 
     def _start_traceback(self, info: LogLine, header: str) -> None:
         header_line: Optional[str] = info.msg.strip() if header else None
@@ -747,6 +776,11 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
             return
         tb.append(info.body)
         tb.last_kind, tb.part_frames = "frame", 1
+        if (self._orphan is not None and 0 < self._line_no - self._orphan_at <= REVERSED_GAP_LINES
+                and len(self._reversed) < MAX_TRACEBACKS):
+            # an exception line, a line of code, then a frame: a traceback pasted newest line first (a UI that shows the
+            # last line on top), whose exception belongs to this frame; kept as it was pasted, for the rules
+            self._reversed.append("\n".join([self._orphan] + self._after_orphan + [info.body.strip()]))
         if self._is_toplevel(frame):
             self._make_fatal(tb)
 
@@ -803,9 +837,7 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
     def _detect_phase(self, info: LogLine, timestamp: Any) -> None:
         body = info.body
         if self._serving(info):
-            self._enter_phase("ready", info, timestamp)
-            self._ready = True
-            self._ready_line = info.msg.strip()
+            self._serve(info, timestamp)
             return
         match = _PHASE_RE.search(body)
         if not match:
@@ -820,10 +852,16 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
             self._ready = True
             self._ready_line = info.msg.strip()
 
+    def _serve(self, info: LogLine, timestamp: Any) -> None:
+        """The server was serving (a line or a frame that only a client's request produces): ready, whatever follows."""
+        self._enter_phase("ready", info, timestamp)
+        self._ready = True
+        self._ready_line = info.msg.strip()
+
     def _serving(self, info: LogLine) -> bool:
         """Whether the line shows the server serving real requests (not only its own warmup request)."""
         body = info.body
-        if _DECODE_SERVING_RE.search(body):
+        if _DECODE_SERVING_RE.search(body) or _REQUEST_SERVED_RE.search(body):
             return True
         if _PREFILL_RE.search(body):
             seen = self._prefills.get(info.tags or "", 0) + 1
@@ -897,7 +935,7 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
         if self._fatal_line:
             first.append(self._fatal_line)
         first.extend(self._markers)
-        others = "\n".join(each.text() for each in self._all if each is not tb)
+        others = "\n".join([each.text() for each in self._all if each is not tb] + self._reversed)
         context = list(self._context)
         if self._orphan and self._orphan not in context:
             context.append(self._orphan)

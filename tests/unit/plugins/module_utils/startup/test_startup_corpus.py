@@ -40,16 +40,12 @@ NO_EVIDENCE = {
         "the excerpt ends at a cut 'ERROR scheduler.run_sch' line; the 'Address already in use' is in the issue's title only",
 }
 
-# Third test split (opened3) logs the rules do not read right yet, and what they still get (the figures in
-# docs/startup-failure-causes.md). For these only the launch's promise is checked: a failed start is failed.
+# Third test split (opened3) logs the scanner does not read right, and what they get (docs/startup-failure-causes.md,
+# "Serving, or starting"): excerpts that hold only a traceback raised in code the warmup runs too (the scheduler's
+# event loop, the model's forward, the draft worker), with nothing that only a client's request produces. Read alone
+# they look like a failed start; through the launch module the ready line comes first. For these only the launch's
+# promise is checked: a failed start is failed.
 OPENED3_NOT_YET = {
-    "157_unknown_minicpm4_openbmb_fork_rotary_cos_sin_cache_signature_fragment.log": "package_mismatch",
-    "163_distributed_init_failed_nvshmem_bootstrap_uid_team_split_low_latency_2node.log": "unknown",
-    "164_unsupported_model_architecture_llama31_70b_fp8_input_scale_keyerror_reversed_order_ui.log": "unknown",
-    "165_model_unavailable_dsv3_0324_safetensors_index_json_empty_decode_error.log": "unknown",
-    "168_package_mismatch_qwen25vl_config_already_used_by_transformers_singularity_4node.log": "unknown",
-    "169_unsupported_model_architecture_prequantized_scalar_weight_scale_index_0dim_offline_engine.log": "unknown",
-    "172_incompatible_arguments_deepseek_r1_awq_bf16_dtype_expected_half.log": "unknown",
     "177_ready_runtime_error_pd_prefill_memory_leak_check_under_stress_mooncake_metrics.log": "called failed",
     "179_ready_runtime_error_pd_nixl_segfault_first_prefill_after_route_200.log": "called failed",
     "181_ready_runtime_error_pd_decode_deepgemm_tensor_map_700_chained.log": "called failed",
@@ -57,9 +53,6 @@ OPENED3_NOT_YET = {
     "185_ready_runtime_error_llama4_scout_400k_request_oom_sigquit_first.log": "called failed",
     "186_ready_runtime_error_bench_speculative_nextn_expanded_size_mismatch.log": "called failed",
     "187_ready_runtime_error_eagle_high_concurrency_illegal_instruction.log": "called failed",
-    "188_ready_runtime_error_r1_160k_input_too_long_max_new_tokens_none_fragment.log": "called failed",
-    "191_ready_runtime_error_r1_profiler_enabled_index_minus_one_out_of_bounds.log": "called failed",
-    "192_ready_runtime_error_update_weights_from_tensor_tp2_eoferror_offline_engine.log": "called failed",
     "194_ready_runtime_error_mixtral_8x22b_2node_rmsnorm_invalid_configuration_mmlu.log": "called failed",
 }
 
