@@ -38,6 +38,8 @@ PORT_VAR = "sglang_server_serving_group_port"
 RANK_VAR = "sglang_server_serving_group_node_rank"
 ADDRESS_VAR = "sglang_server_serving_group_address"
 ARGS_VAR = "sglang_server_args"
+# What playbooks/tasks/serving_group.yml registers: the host's ``ip -o -4 addr show`` (see interfaces_from_ip).
+IP_ADDR_FACT = "__gpufleet_sglang_ip_addr"
 # Set by the group, never by hand: a hand-set value would differ between nodes or from the group.
 GROUP_ARGS = ("nnodes", "node_rank", "dist_init_addr", "nccl_init_addr")
 
@@ -85,6 +87,38 @@ def interfaces_from_facts(facts: Mapping) -> List[Dict[str, Any]]:
                 continue
             found.append({"device": device, "address": address, "network": network})
     return found
+
+
+def interfaces_from_ip(text: Any) -> List[Dict[str, Any]]:
+    """The IPv4 addresses in ``ip -o -4 addr show`` output (``2: host0    inet 10.213.82.10/24 brd ... host0``).
+
+    Why besides the facts: Ansible lists interfaces from /sys/class/net, which a container sharing its host's sysfs
+    (systemd-nspawn with a network namespace, the lab's hosts) shows for the wrong namespace; ``ip`` asks the kernel
+    for the host's own namespace.
+    """
+    found: List[Dict[str, Any]] = []
+    for line in str(text or "").splitlines():
+        match = re.match(r"^\s*\d+:\s+(\S+?)(?:@\S+)?\s+inet\s+(\d+\.\d+\.\d+\.\d+)(?:/(\d+))?", line)
+        if not match:
+            continue
+        try:
+            network = ipaddress.IPv4Network("%s/%s" % (match.group(2), match.group(3) or "32"), strict=False)
+        except ValueError:
+            continue
+        found.append({"device": match.group(1), "address": ipaddress.IPv4Address(match.group(2)), "network": network})
+    return found
+
+
+def _interfaces(member: Mapping) -> List[Dict[str, Any]]:
+    """A member's addresses: what ``ip`` said (when the play asked it), then the facts."""
+    seen = set()
+    result = []
+    for item in interfaces_from_ip(member.get("ip_addr")) + interfaces_from_facts(member.get("facts") or {}):
+        key = (item["device"], item["address"])
+        if key not in seen:
+            seen.add(key)
+            result.append(item)
+    return result
 
 
 def _host_address(host: str, member: Mapping) -> str:
@@ -144,7 +178,7 @@ def _divisibility(args: Mapping, size: int) -> None:
 
 def _interface(host: str, member: Mapping, network: ipaddress.IPv4Network) -> str:
     """The device of ``host`` with an address in ``network`` (rank 0's subnet)."""
-    for item in interfaces_from_facts(member.get("facts") or {}):
+    for item in _interfaces(member):
         if item["address"] in network:
             return str(item["device"])
     raise ServingGroupError(
@@ -192,7 +226,7 @@ def serving_group(group: Any, members: Any, port: Any, args: Any) -> Dict[str, D
     except ValueError:
         raise ServingGroupError("%s on %s is %r: an IPv4 address (the rendezvous address every node connects to)"
                                 % (ADDRESS_VAR, leader, address)) from None
-    carrying = [i for i in interfaces_from_facts(members[leader].get("facts") or {}) if i["address"] == leader_ip]
+    carrying = [i for i in _interfaces(members[leader]) if i["address"] == leader_ip]
     if not carrying:
         raise ServingGroupError(
             "%s: rank 0 (%s) has no interface with the address %s in its facts: set %s on %s to one of its own "
@@ -247,17 +281,20 @@ def serving_group_mismatches(settings: Any) -> List[str]:
 def members_from_hostvars(hosts: Any, hostvars: Any) -> Dict[str, Dict[str, Any]]:
     """What the two functions above read of each host of the group, from Ansible's ``hostvars``.
 
-    ``{facts, node_rank, address, release, args}``: the host's ``ansible_facts``, its own
+    ``{facts, node_rank, address, release, args, ip_addr}``: the host's ``ansible_facts``, its own
     ``sglang_server_serving_group_node_rank`` and ``_address``, ``sglang_install_version`` and its
-    ``sglang_server_args`` with ``sglang_server_extra_args`` over them (a rollout's change reaches every node).
+    ``sglang_server_args`` with ``sglang_server_extra_args`` over them (a rollout's change reaches every node), and
+    the ``ip -o -4 addr show`` output the play registered (``IP_ADDR_FACT``).
     """
     members: Dict[str, Dict[str, Any]] = {}
     for host in hosts or []:
         values = hostvars[host]
         args = dict(values.get("sglang_server_args") or {})
         args.update(values.get("sglang_server_extra_args") or {})
+        ip_addr = values.get(IP_ADDR_FACT) or {}
         members[str(host)] = {"facts": values.get("ansible_facts") or {}, "node_rank": values.get(RANK_VAR),
-                              "address": values.get(ADDRESS_VAR), "release": values.get("sglang_install_version"), "args": args}
+                              "address": values.get(ADDRESS_VAR), "release": values.get("sglang_install_version"), "args": args,
+                              "ip_addr": ip_addr.get("stdout", "") if isinstance(ip_addr, Mapping) else ""}
     return members
 
 
@@ -328,11 +365,13 @@ def serving_group_verdict(members: Any, group: Any, results: Any) -> Dict[str, A
     if why.get("reason"):
         text += " (%s)" % why["reason"]
     if why.get("error_message"):
-        text += ": %s" % str(why["error_message"]).splitlines()[0][:300]
+        first_line = str(why["error_message"]).splitlines()[0]
+        text += ": %s" % (first_line if len(first_line) <= 300 else first_line[:294].rstrip() + " [...]")
     if never_joined:
         text += "; the ranks that never joined: %s" % ", ".join("%s (node_rank %d)" % (h, rank[h]) for h in never_joined)
+    text = text.rstrip(". ")
     if why.get("hint"):
-        text += ". Hint: %s" % why["hint"]
+        text += ". Hint: %s" % str(why["hint"]).rstrip(". ")
     others = [h for h in failed if h != first]
     if others:
         said = ["%s (node_rank %d) %s" % (h, rank[h], "lost its peer" if failures[h].get("cause") in SECONDARY_CAUSES

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.gpufleet.sglang.plugins.plugin_utils.serving_group import (
-    ServingGroupError, interfaces_from_facts, members_from_hostvars, natural_key, serving_group, serving_group_mismatches,
+    ServingGroupError, interfaces_from_facts, interfaces_from_ip, members_from_hostvars, natural_key, serving_group, serving_group_mismatches,
     serving_group_verdict)
 
 
@@ -72,6 +72,25 @@ def test_each_node_names_its_own_device_on_rank_0s_subnet():
     assert result["lab2"]["env"] == {"NCCL_SOCKET_IFNAME": "enp65s0", "GLOO_SOCKET_IFNAME": "enp65s0"}
     assert result["lab2"]["dist_init_addr"] == "10.10.0.1:20000"
     assert result["lab2"]["subnet"] == "10.10.0.0/16"
+
+
+# What `ip -o -4 addr show` prints in a lab host (a systemd-nspawn container whose /sys/class/net is its host's, so
+# Ansible's interface facts list the wrong namespace and only default_ipv4 is right).
+IP_LAB1 = ("1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever preferred_lft forever\n"
+           "2: host0    inet 10.213.82.10/24 scope global host0\\       valid_lft forever preferred_lft forever\n")
+IP_LAB2 = "5: host0@if12    inet 10.213.82.11/24 brd 10.213.82.255 scope global host0\\       valid_lft forever\n"
+
+
+def test_addresses_from_ip_when_the_facts_list_another_namespace():
+    found = interfaces_from_ip(IP_LAB1 + "garbage\n3: bad    inet 999.1.1.1/24 x\n")
+    assert [(i["device"], str(i["address"]), str(i["network"])) for i in found] == [
+        ("lo", "127.0.0.1", "127.0.0.0/8"), ("host0", "10.213.82.10", "10.213.82.0/24")]
+    wrong_namespace = {"interfaces": ["eth0", "gflab0"], "eth0": {"device": "eth0"}, "default_ipv4": {"address": "10.213.82.10"}}
+    group = {"mn1": {"facts": wrong_namespace, "ip_addr": IP_LAB1},
+             "mn2": {"facts": dict(wrong_namespace, default_ipv4={"address": "10.213.82.11"}), "ip_addr": IP_LAB2}}
+    result = serving_group("tp4", group, 20000, {"tp_size": 4})
+    assert result["mn1"]["dist_init_addr"] == "10.213.82.10:20000"
+    assert result["mn2"]["env"] == {"NCCL_SOCKET_IFNAME": "host0", "GLOO_SOCKET_IFNAME": "host0"}  # the @if12 peer suffix is not the name
 
 
 def test_secondary_addresses_and_dashed_names_are_read():
@@ -195,8 +214,10 @@ def test_members_are_read_from_hostvars_with_the_extra_args_over_the_groups():
                 "lab2": {"sglang_server_serving_group_address": "10.0.0.2"}}
     members = members_from_hostvars(["lab1", "lab2"], hostvars)
     assert members["lab1"] == {"facts": {"x": 1}, "node_rank": 1, "address": None, "release": "0.5.23",
-                               "args": {"tp_size": 4, "mem_fraction_static": 0.8}}
-    assert members["lab2"] == {"facts": {}, "node_rank": None, "address": "10.0.0.2", "release": None, "args": {}}
+                               "args": {"tp_size": 4, "mem_fraction_static": 0.8}, "ip_addr": ""}
+    assert members["lab2"] == {"facts": {}, "node_rank": None, "address": "10.0.0.2", "release": None, "args": {}, "ip_addr": ""}
+    hostvars["lab2"]["__gpufleet_sglang_ip_addr"] = {"stdout": "2: host0    inet 10.0.0.2/24 scope global host0"}
+    assert members_from_hostvars(["lab2"], hostvars)["lab2"]["ip_addr"] == "2: host0    inet 10.0.0.2/24 scope global host0"
 
 
 READY = {"changed": True, "ready": True, "joined": True, "rolled_back": False}
@@ -220,7 +241,7 @@ def test_a_followers_crash_fails_the_group_with_its_diagnosis_not_the_leaders_lo
     assert verdict["failed"] is True and verdict["first"] == "lab2" and verdict["cause"] == "gpu_out_of_memory"
     assert verdict["msg"] == (
         "serving group tp4: lab2 (node_rank 1) failed: gpu_out_of_memory in phase weights_loading (the unit failed): "
-        "torch.OutOfMemoryError: CUDA out of memory.. Hint: lower mem_fraction_static. Then: lab1 (node_rank 0) lost its peer. "
+        "torch.OutOfMemoryError: CUDA out of memory. Hint: lower mem_fraction_static. Then: lab1 (node_rank 0) lost its peer. "
         "Every node: lab1 rolled back, serving its last good config again; lab2 rolled back, serving its last good config again.")
 
 
@@ -250,6 +271,12 @@ def test_a_rendezvous_timeout_names_the_ranks_that_never_joined():
 def test_a_node_that_never_launched_fails_the_group():
     verdict = serving_group_verdict(["a", "b"], "g", {"a": READY})
     assert verdict["failed"] is True and verdict["first"] == "b" and verdict["cause"] == "not_launched"
+
+
+def test_a_long_error_is_cut_and_no_sentence_ends_twice():
+    results = {"a": failed("gpu_out_of_memory", 1.0, error_message="x" * 400, hint="free the GPUs.")}
+    verdict = serving_group_verdict(["a"], "g", results)
+    assert ": " + "x" * 294 + " [...]. Hint: free the GPUs. Every node:" in verdict["msg"]
 
 
 def test_a_failed_task_without_a_diagnosis_still_fails_the_group():
