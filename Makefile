@@ -15,7 +15,7 @@ LAB := $(ROOT)/tools/lab/lab
 COLLECTION_LINK := build/collections/ansible_collections/gpufleet/sglang
 # Scenarios that do not pass end to end yet stay out of `make test` until they do; run them by name
 # (`make molecule SCENARIOS=never_down`). docs/testing.md says why each is here.
-MOLECULE_NOT_YET := never_down
+MOLECULE_NOT_YET := never_down gateway
 SCENARIOS ?= $(filter-out $(MOLECULE_NOT_YET),$(sort $(notdir $(patsubst %/molecule.yml,%,$(wildcard molecule/*/molecule.yml)))))
 
 .PHONY: help
@@ -56,8 +56,12 @@ sanity: venv ## ansible-test sanity from a generated ansible_collections tree
 	tools/dev/sanity
 
 .PHONY: units
-units: venv lab-rootfs wheelhouse sglang-cpu-venv ## pytest: plugins, stand-ins, the lab tool (boots real lab hosts), real SGLang on CPU
-	GPUFLEET_SGLANG_CPU_VENV="$$(tools/dev/sglang-cpu-venv)" python -m pytest
+units: venv lab-rootfs wheelhouse sglang-cpu-venv gateway-venv ## pytest: plugins, stand-ins, the lab tool (boots real lab hosts), real SGLang on CPU, a real smg gateway
+	GPUFLEET_SGLANG_CPU_VENV="$$(tools/dev/sglang-cpu-venv)" GPUFLEET_GATEWAY_VENV="$$(tools/dev/gateway-venv)" python -m pytest
+
+.PHONY: gateway-venv
+gateway-venv: ## the pinned smg gateway in build/gateway-venv/ for the gateway module's tests (cached)
+	tools/dev/gateway-venv
 
 .PHONY: sglang-cpu-venv
 sglang-cpu-venv: ## real SGLang 0.5.23 on CPU (its parser, resolver, bench client) in build/sglang-cpu/ (cached)

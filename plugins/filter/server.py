@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Optional
 
 from ansible_collections.gpufleet.sglang.plugins.module_utils.secrets import split_secret_args as _split_secret_args
+from ansible_collections.gpufleet.sglang.plugins.plugin_utils.deploy_summary import gateway_line as _gateway_line
 from ansible_collections.gpufleet.sglang.plugins.plugin_utils.deploy_summary import server_summary as _server_summary
 from ansible_collections.gpufleet.sglang.plugins.plugin_utils.failure_summary import failure_summary as _failure_summary
 from ansible_collections.gpufleet.sglang.plugins.plugin_utils.filter_adapter import expect_mapping, filter_errors
@@ -95,6 +96,13 @@ def server_summary(results: Any, nccl_env: Optional[Dict[str, Any]] = None) -> L
     return _server_summary(results, nccl_env)
 
 
+@filter_errors("gateway_summary", ValueError)
+def gateway_summary(gateway: Any) -> str:
+    """``{'url': ..., 'summary': pool.summary, 'drained': [...]} | gpufleet.sglang.gateway_summary``
+    (plugin_utils/deploy_summary.py)."""
+    return _gateway_line(gateway)
+
+
 def sglang_venv(root: Any, source: Any, version: Any) -> str:
     """``sglang_install_root | gpufleet.sglang.sglang_venv(sglang_install_source, sglang_install_version)``
     (plugin_utils/sglang_venv.py)."""
@@ -109,4 +117,4 @@ class FilterModule:
         return {"server_instances": server_instances, "server_instances_check": server_instances_check,
                 "server_args_merge": server_args_merge, "split_secret_args": split_secret_args,
                 "preflight_facts": preflight_facts, "launch_record": launch_record, "failure_summary": failure_summary,
-                "server_summary": server_summary, "sglang_venv": sglang_venv}
+                "server_summary": server_summary, "gateway_summary": gateway_summary, "sglang_venv": sglang_venv}

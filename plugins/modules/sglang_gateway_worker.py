@@ -18,10 +18,13 @@ description:
     ready and takes it out before it restarts.
   - >-
     O(state=present) registers O(url) and waits until the gateway lists it ready and healthy (the gateway probes it
-    first), at most O(register_timeout) seconds. O(state=drained) takes it out without dropping a request: the
+    first), at most O(register_timeout) seconds; a worker it registered that does not get there is removed again
+    and the module fails. O(state=drained) takes it out without dropping a request: the
     gateway stops sending it new requests at once (status C(draining)), its in-flight requests finish, then it
-    leaves the list; the module waits for that, at most O(drain_timeout) seconds, and reports the in-flight figures
-    it saw (the gateway's own count and the worker's running and waiting requests). O(state=absent) asks for the
+    leaves the list (smg 1.13 drops it after a fixed settle time of 5 s), then the module waits until the worker's
+    own C(/metrics) count no running or queued request (when it serves metrics, C(--enable-metrics); otherwise
+    SGLang's SIGTERM drain finishes what is left), all within O(drain_timeout) seconds, and reports the in-flight
+    figures it saw (the gateway's own count and the worker's). O(state=absent) asks for the
     removal and returns without waiting. O(state=listed) only reads the pool.
   - >-
     Before a worker leaves, the module refuses (and changes nothing) when fewer than O(min_healthy) serving workers
@@ -149,11 +152,11 @@ refusal:
   type: str
 drain:
   description: >-
-    For O(state=drained): seconds waited, the gateway's in-flight count when the drain began and the most the
-    worker itself reported meanwhile.
+    For O(state=drained): seconds waited, the gateway's in-flight count when the drain began, the most the worker
+    itself reported meanwhile and its count at the end (null when it serves no metrics).
   returned: when O(state=drained)
   type: dict
-  sample: {"waited_s": 3.2, "in_flight_at_start": 2, "engine_in_flight_max": 2}
+  sample: {"waited_s": 5.4, "in_flight_at_start": 2, "engine_in_flight_max": 2, "engine_in_flight_end": 0}
 waited_s:
   description: Seconds spent waiting for the gateway (registration or drain).
   returned: always
@@ -165,7 +168,7 @@ from typing import Any, Dict, List, Optional
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.gateway.client import GatewayClient, GatewayError
+from ansible_collections.gpufleet.sglang.plugins.module_utils.gateway.client import GatewayClient, GatewayError, worker_in_flight
 from ansible_collections.gpufleet.sglang.plugins.module_utils.gateway.pool import (
     DRAINING,
     PoolError,
@@ -235,13 +238,18 @@ def run(module: AnsibleModule, client: GatewayClient) -> None:
                 module.fail_json(msg=drain_timeout_message(url, gone["entry"], gone["waited_s"]))
             before = None
         changed = before is None
+        added_id = None
         if changed and not module.check_mode:
-            client.add(url, params["worker_api_key"], params["priority"])
+            answer = client.add(url, params["worker_api_key"], params["priority"])
+            added_id = None if answer.get("conflict") else answer.get("worker_id")
         if module.check_mode:
             module.exit_json(changed=changed, waited_s=0.0, **result(client, url, before, leaving, min_healthy))
         ready = wait_for(client, url, lambda e: e is not None and serving(e), params["register_timeout"])
         if not ready["ok"]:
             entry = ready["entry"]
+            stale = added_id or (entry.get("id") if changed and entry else None)
+            if stale:
+                client.remove(stale)  # a worker that does not serve is not left in the pool it never joined
             module.fail_json(msg="worker %s is not serving in the gateway's pool %.0f s after its registration: %s. "
                                  "Check that the gateway host reaches it and that its /health answers 200"
                              % (url, ready["waited_s"], "not listed" if entry is None else
@@ -269,9 +277,23 @@ def run(module: AnsibleModule, client: GatewayClient) -> None:
         module.exit_json(changed=True, waited_s=0.0, **result(client, url, before, leaving, min_healthy))
     gone = wait_for(client, url, lambda e: e is None, params["drain_timeout"])
     drain = {"waited_s": round(gone["waited_s"], 2), "in_flight_at_start": in_flight_at_start,
-             "engine_in_flight_max": gone["engine_max"]}
+             "engine_in_flight_max": gone["engine_max"], "engine_in_flight_end": None}
     if not gone["ok"]:
         module.fail_json(msg=drain_timeout_message(url, gone["entry"], gone["waited_s"]), changed=True, drain=drain)
+    # smg drops the worker after a fixed settle time; requests it had already sent may still run on the worker.
+    # Its own figures (its /metrics) say when they are done; without metrics SGLang's SIGTERM drain finishes them.
+    start = time.monotonic()
+    left = worker_in_flight(url)
+    while left and gone["waited_s"] + (time.monotonic() - start) < params["drain_timeout"]:
+        drain["engine_in_flight_max"] = max(drain["engine_in_flight_max"], left)
+        time.sleep(POLL_S)
+        left = worker_in_flight(url)
+    drain["engine_in_flight_end"] = left
+    drain["waited_s"] = round(gone["waited_s"] + time.monotonic() - start, 2)
+    if left:
+        module.fail_json(msg="worker %s left the gateway's pool but still runs %d request(s) after %.0f s (its /metrics); "
+                             "raise drain_timeout for longer requests" % (url, left, drain["waited_s"]),
+                         changed=True, drain=drain)
     module.exit_json(changed=True, waited_s=drain["waited_s"],
                      **result(client, url, before, leaving, min_healthy, drain=drain))
 

@@ -93,3 +93,21 @@ def server_summary(results: Optional[Dict[str, Any]], nccl_env: Optional[Dict[st
     if nccl_env is not None:
         lines.append("NCCL: %s" % (", ".join("%s=%s" % (k, v) for k, v in sorted(nccl_env.items())) or "library defaults (nothing set)"))
     return lines
+
+
+def gateway_line(gateway: Optional[Dict[str, Any]]) -> str:
+    """One line for the gateway in front of the fleet: its URL, workers in the pool, how many serve, drained.
+
+    ``gateway`` holds ``url``, ``summary`` (the pool's counts from ``sglang_gateway_worker``: workers, healthy,
+    draining) and optionally ``drained`` (workers this run took out and did not put back: they are named, since a
+    worker left out is a server that takes no traffic).
+    """
+    if not isinstance(gateway, dict) or not isinstance(gateway.get("summary"), dict):
+        return "gateway: no pool read (no gateway group, or a check-mode run)"
+    counts = gateway["summary"]
+    drained = [str(u) for u in gateway.get("drained") or []]
+    text = "gateway %s: %d worker(s) in the pool, %d healthy, %d draining" % (
+        gateway.get("url") or "?", int(counts.get("workers") or 0), int(counts.get("healthy") or 0),
+        int(counts.get("draining") or 0))
+    text += "; drained and left out: %s" % ", ".join(drained) if drained else "; none left out"
+    return text

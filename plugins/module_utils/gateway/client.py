@@ -16,7 +16,7 @@ import urllib.error
 import urllib.request
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.gateway.pool import normalize_url, workers_of
+from ansible_collections.gpufleet.sglang.plugins.module_utils.gateway.pool import metrics_in_flight, normalize_url, workers_of
 from ansible_collections.gpufleet.sglang.plugins.module_utils.secrets import redact
 
 ERROR_BODY_LIMIT = 400
@@ -34,7 +34,7 @@ class GatewayClient:
         self.api_key = api_key or None
         self.timeout = timeout
 
-    def _call(self, method: str, path: str, body: Optional[Dict[str, Any]] = None) -> Any:
+    def _call(self, method: str, path: str, body: Optional[Dict[str, Any]] = None, conflict_ok: bool = False) -> Any:
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(self.base_url + path, data=data, method=method)
         request.add_header("Accept", "application/json")
@@ -49,6 +49,8 @@ class GatewayClient:
                 text = answer.read().decode("utf-8", "replace")
         except urllib.error.HTTPError as err:
             detail = err.read().decode("utf-8", "replace")[:ERROR_BODY_LIMIT]
+            if conflict_ok and err.code == 409:
+                return {"conflict": True, "text": redact(detail.strip(), secrets)}
             raise GatewayError("gateway %s: %s %s answered %d: %s"
                                % (self.base_url, method, path, err.code, redact(detail.strip(), secrets))) from None
         except (urllib.error.URLError, OSError) as err:
@@ -73,14 +75,28 @@ class GatewayClient:
         return workers_of(self._call("GET", "/workers"))
 
     def add(self, url: str, worker_api_key: Optional[str] = None, priority: Optional[int] = None) -> Dict[str, Any]:
-        """``POST /workers``: the gateway probes the worker in the background (202) and routes to it once ready."""
+        """``POST /workers``: the gateway probes the worker in the background (202) and routes to it once ready.
+
+        409 (the URL is already registered, possibly still pending and so not in ``GET /workers``) is an answer,
+        ``{"conflict": True}``, not an error: a re-run registration finds what the first one made.
+        """
         body: Dict[str, Any] = {"url": normalize_url(url)}
         if worker_api_key:
             body["api_key"] = worker_api_key
         if priority is not None:
             body["priority"] = int(priority)
-        return self._call("POST", "/workers", body)
+        return self._call("POST", "/workers", body, conflict_ok=True)
 
     def remove(self, worker_id: str) -> Dict[str, Any]:
         """``DELETE /workers/{id}``: the gateway stops routing to it, waits for its in-flight requests, drops it."""
         return self._call("DELETE", "/workers/" + urllib.request.quote(str(worker_id), safe=""))
+
+
+def worker_in_flight(url: str, timeout: float = 5.0) -> Optional[int]:
+    """Requests running or queued on an SGLang worker, from its ``/metrics`` (open without a key); None when it
+    serves no metrics (started without ``--enable-metrics``) or cannot be reached."""
+    try:
+        with urllib.request.urlopen(normalize_url(url) + "/metrics", timeout=timeout) as answer:  # nosec B310
+            return metrics_in_flight(answer.read().decode("utf-8", "replace"))
+    except (urllib.error.URLError, OSError, ValueError):
+        return None

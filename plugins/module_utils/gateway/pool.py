@@ -83,6 +83,27 @@ def engine_in_flight(worker: Mapping[str, Any]) -> Optional[int]:
     return total
 
 
+def metrics_in_flight(text: str) -> Optional[int]:
+    """Running plus queued requests from an SGLang ``/metrics`` page (``sglang:num_running_reqs`` and
+    ``sglang:num_queue_reqs``, summed over label sets); None when the page has neither.
+
+    Why: smg drops a drained worker from its list after a fixed settle time (5 s), in-flight requests or not; from
+    then on only the worker itself says whether requests are still running on it.
+    """
+    total, seen = 0.0, False
+    for line in (text or "").splitlines():
+        if line.startswith("#"):
+            continue
+        name = line.split("{", 1)[0].split(" ", 1)[0]
+        if name in ("sglang:num_running_reqs", "sglang:num_queue_reqs"):
+            try:
+                total += float(line.rsplit(" ", 1)[1])
+            except (IndexError, ValueError):
+                continue
+            seen = True
+    return int(total) if seen else None
+
+
 def serving(worker: Mapping[str, Any]) -> bool:
     """Whether the gateway routes new requests to this worker: ready and healthy."""
     return worker.get("status") == READY and bool(worker.get("is_healthy"))
@@ -112,14 +133,18 @@ def healthy_after(workers: Iterable[Mapping[str, Any]], leaving: Iterable[str]) 
 def leave_refusal(workers: Iterable[Mapping[str, Any]], leaving: Iterable[str], min_healthy: int) -> Optional[str]:
     """Why ``leaving`` may not leave the pool now (fewer than ``min_healthy`` serving workers would remain), or None.
 
+    Only a leave that takes serving workers away can be refused: workers that do not serve (unhealthy, pending,
+    draining, or not listed at all, as on a first deploy) change nothing for clients when they go.
+
     Why before anything changes: a batch that drains the last healthy workers turns a rollout into an outage
     that no rollback undoes quickly; refusing it up front leaves every server as it was.
     """
     listed = list(workers)
     leaving = list(leaving)
     left = healthy_after(listed, leaving)
-    if len(left) >= min_healthy:
-        return None
+    gone = {normalize_url(u) for u in leaving}
+    if len(left) >= min_healthy or not any(serving(w) and normalize_url(w["url"]) in gone for w in listed):
+        return None  # enough remain, or none of those leaving serves now: their leaving changes nothing for clients
     now = [normalize_url(w["url"]) for w in listed if serving(w)]
     return ("taking %s out of the gateway's pool would leave %d serving worker(s) (%s), fewer than the %d required; "
             "serving now: %s. Make the batch smaller (serial) or bring more workers to ready first"

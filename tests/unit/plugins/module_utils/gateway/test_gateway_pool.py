@@ -76,3 +76,19 @@ def test_drain_state_and_its_timeout_message():
     assert pool.drain_state(worker(A)) == "listed"
     text = pool.drain_timeout_message(A, worker(A, status="draining", load=3, running=2), 30)
     assert "within 30 s" in text and "3 request(s) in flight" in text and "2 reported by the worker" in text
+
+
+def test_workers_that_do_not_serve_may_always_leave():
+    workers = [worker(A, healthy=False), worker(B, status="pending")]
+    assert pool.leave_refusal(workers, [A, B], 1) is None
+    assert pool.leave_refusal([], [A], 1) is None
+    assert pool.leave_refusal([worker(A), worker(B, healthy=False)], [A, B], 1) is not None
+
+
+def test_metrics_in_flight_adds_running_and_queued_requests():
+    page = ("# HELP sglang:num_running_reqs The number of running requests.\n"
+            'sglang:num_running_reqs{model_name="m"} 2.0\nsglang:num_queue_reqs{model_name="m"} 1.0\n'
+            'sglang:num_requests_total{model_name="m"} 40.0\n')
+    assert pool.metrics_in_flight(page) == 3
+    assert pool.metrics_in_flight("sglang:gen_throughput 1.0\n") is None
+    assert pool.metrics_in_flight("") is None
