@@ -865,6 +865,25 @@ def test_check_mode_before_any_staged_copy_exists_says_would_restart_and_fails_n
     assert "is missing; nothing was put in place" in failed.value.args[0]["msg"]
 
 
+def test_first_check_after_an_upgrade_without_staged_copies_says_nothing_would_restart(files):
+    """The first --check after upgrading from a release that wrote the live files itself: no staged copy exists, and
+    the role compared what it would write with the live files (files_changed false: they would not change). Check
+    mode must then say that nothing restarts, as the real run will, and touch nothing."""
+    paths, state_dir = files
+    save_snapshot(os.path.join(state_dir, "last-good"), paths, {"unit": UNIT, "invocation": "inv-good"})
+    staged = stage(files, GOOD)
+    for item in staged:
+        os.remove(item["src"])
+    host = Host(before=_unit("inv-good"))
+    result = run(host, params_for(files, staged=staged, files_changed=False), check_mode=True)
+    assert result["restarted"] is False and result["changed"] is False and result["swapped"] == []
+    assert "msg" not in result and result["changed_files"] == []
+    assert not host.commands("restart") and not os.path.exists(staged[0]["src"])
+    # the same host where the role found a live file that would change: the check says it would restart
+    changing = run(Host(before=_unit("inv-good")), params_for(files, staged=staged, files_changed=True), check_mode=True)
+    assert changing["restarted"] is True and changing["msg"].startswith("would restart %s" % UNIT)
+
+
 def test_a_failed_swap_leaves_the_old_set_whole_and_restarts_nothing(files, monkeypatch):
     snapshot(files)
     host = Host([ready_launch()])
