@@ -238,7 +238,9 @@ def test_sigterm_drains_streams_and_exits_0(launch):
 
 
 def test_follower_node_runs_dummy_health(launch):
-    srv = launch("--tp", "2", "--nnodes", "2", "--node-rank", "1", "--dist-init-addr", "127.0.0.1:5000")
+    rendezvous = f"127.0.0.1:{free_port()}"  # a follower meets its rank 0 there first (tests/standin/test_standin_multinode.py)
+    launch("--tp", "2", "--nnodes", "2", "--node-rank", "0", "--dist-init-addr", rendezvous)
+    srv = launch("--tp", "2", "--nnodes", "2", "--node-rank", "1", "--dist-init-addr", rendezvous)
     srv.wait_for("Uvicorn running on")
     assert http("GET", srv.url("/health"))[0] == 200
     assert http("GET", srv.url("/v1/models"))[0] == 404
