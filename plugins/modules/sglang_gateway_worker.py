@@ -29,7 +29,7 @@ description:
   - >-
     Before a worker leaves, the module refuses (and changes nothing) when fewer than O(min_healthy) serving workers
     would remain once O(url) and the O(leaving) URLs are out.
-  - Supports check mode (nothing is sent but reads; RV(changed) says what would change).
+  - Supports check mode (nothing is sent but reads; C(changed) says what would change).
 author:
   - gpufleet maintainers (@gpufleet)
 options:
@@ -82,7 +82,7 @@ extends_documentation_fragment:
 attributes:
   check_mode:
     support: full
-    details: In check mode only C(GET /workers) is sent; RV(changed) says whether the worker would join or leave.
+    details: In check mode only C(GET /workers) is sent; C(changed) says whether the worker would join or leave.
   diff_mode:
     support: none
   platform:

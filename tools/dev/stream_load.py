@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 # Copyright: gpufleet.sglang contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Steady streamed load through a gateway, counting every request that failed and every stream that was cut.
@@ -122,9 +122,12 @@ def main(argv: List[str]) -> int:
             json.dump(report, handle)
         os.replace(tmp, args.out)
 
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    threads = [threading.Thread(target=worker, daemon=True) for _ in range(args.streams)]
+    def on_signal(_signum: int, _frame: Any) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    threads = [threading.Thread(target=worker, daemon=True) for _number in range(args.streams)]
     for thread in threads:
         thread.start()
     while not stop.is_set():

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufleet.sglang contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A small client of the smg gateway's worker API (``/workers``), on ``urllib`` only.
+"""A small client of the smg gateway's worker API (``/workers``), on ``http.client`` only.
 
 Why: modules run with the target's Python and the standard library. The calls are few and short
 (list, add, remove); every error names the gateway URL and the HTTP status, and never the API key.
@@ -11,15 +11,29 @@ Runs on the target's or the controller's Python (>= 3.9), standard library only.
 
 from __future__ import annotations
 
+import http.client
 import json
-import urllib.error
-import urllib.request
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
+from urllib.parse import quote, urlsplit
 
 from ansible_collections.gpufleet.sglang.plugins.module_utils.gateway.pool import metrics_in_flight, normalize_url, workers_of
 from ansible_collections.gpufleet.sglang.plugins.module_utils.secrets import redact
 
 ERROR_BODY_LIMIT = 400
+
+
+def _request(base_url: str, method: str, path: str, data: Optional[bytes], headers: Dict[str, str],
+             timeout: float) -> Tuple[int, str]:
+    """One HTTP exchange: (status, body text). Connection errors raise OSError or HTTPException."""
+    parts = urlsplit(base_url)
+    connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    conn = connection_class(parts.hostname, parts.port, timeout=timeout)
+    try:
+        conn.request(method, path, body=data, headers=headers)
+        answer = conn.getresponse()
+        return answer.status, answer.read().decode("utf-8", "replace")
+    finally:
+        conn.close()
 
 
 class GatewayError(Exception):
@@ -36,27 +50,23 @@ class GatewayClient:
 
     def _call(self, method: str, path: str, body: Optional[Dict[str, Any]] = None, conflict_ok: bool = False) -> Any:
         data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.base_url + path, data=data, method=method)
-        request.add_header("Accept", "application/json")
+        headers = {"Accept": "application/json"}
         if data is not None:
-            request.add_header("Content-Type", "application/json")
+            headers["Content-Type"] = "application/json"
         if self.api_key:
-            request.add_header("Authorization", "Bearer " + self.api_key)
+            headers["Authorization"] = "Bearer " + self.api_key
         secrets = [self.api_key] if self.api_key else []
         secrets += [str(body.get("api_key"))] if body and body.get("api_key") else []
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as answer:  # nosec B310: http(s) only
-                text = answer.read().decode("utf-8", "replace")
-        except urllib.error.HTTPError as err:
-            detail = err.read().decode("utf-8", "replace")[:ERROR_BODY_LIMIT]
-            if conflict_ok and err.code == 409:
-                return {"conflict": True, "text": redact(detail.strip(), secrets)}
+            status, text = _request(self.base_url, method, path, data, headers, self.timeout)
+        except (OSError, http.client.HTTPException) as err:
+            raise GatewayError("gateway %s: %s %s failed: %s"
+                               % (self.base_url, method, path, redact(str(err) or type(err).__name__, secrets))) from None
+        if status == 409 and conflict_ok:
+            return {"conflict": True, "text": redact(text[:ERROR_BODY_LIMIT].strip(), secrets)}
+        if status >= 400:
             raise GatewayError("gateway %s: %s %s answered %d: %s"
-                               % (self.base_url, method, path, err.code, redact(detail.strip(), secrets))) from None
-        except (urllib.error.URLError, OSError) as err:
-            reason = getattr(err, "reason", err)
-            message = redact(str(reason), secrets)
-            raise GatewayError("gateway %s: %s %s failed: %s" % (self.base_url, method, path, message)) from None
+                               % (self.base_url, method, path, status, redact(text[:ERROR_BODY_LIMIT].strip(), secrets)))
         try:
             return json.loads(text) if text.strip() else {}
         except ValueError:
@@ -89,14 +99,14 @@ class GatewayClient:
 
     def remove(self, worker_id: str) -> Dict[str, Any]:
         """``DELETE /workers/{id}``: the gateway stops routing to it, waits for its in-flight requests, drops it."""
-        return self._call("DELETE", "/workers/" + urllib.request.quote(str(worker_id), safe=""))
+        return self._call("DELETE", "/workers/" + quote(str(worker_id), safe=""))
 
 
 def worker_in_flight(url: str, timeout: float = 5.0) -> Optional[int]:
     """Requests running or queued on an SGLang worker, from its ``/metrics`` (open without a key); None when it
     serves no metrics (started without ``--enable-metrics``) or cannot be reached."""
     try:
-        with urllib.request.urlopen(normalize_url(url) + "/metrics", timeout=timeout) as answer:  # nosec B310
-            return metrics_in_flight(answer.read().decode("utf-8", "replace"))
-    except (urllib.error.URLError, OSError, ValueError):
+        status, text = _request(normalize_url(url), "GET", "/metrics", None, {}, timeout)
+    except (OSError, http.client.HTTPException, ValueError):
         return None
+    return metrics_in_flight(text) if status == 200 else None
