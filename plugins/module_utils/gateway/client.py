@@ -98,7 +98,7 @@ class GatewayClient:
         return self._call("POST", "/workers", body, conflict_ok=True)
 
     def remove(self, worker_id: str) -> Dict[str, Any]:
-        """``DELETE /workers/{id}``: the gateway stops routing to it, waits for its in-flight requests, drops it."""
+        """``DELETE /workers/{id}``: the gateway stops routing to it at once and drops it after a settle time (5 s)."""
         return self._call("DELETE", "/workers/" + quote(str(worker_id), safe=""))
 
 

@@ -10,8 +10,8 @@ smg 1.13 that these rely on (docs/reference/gateway-smg.md):
 
 - ``GET /workers`` -> ``{"workers": [{"id", "url", "status", "is_healthy", "load", "engine_load", ...}]}``;
   ``status`` is ``pending`` while the gateway's registration workflow probes a new worker, ``ready`` once it
-  routes to it, ``draining`` after ``DELETE /workers/{id}`` (no new requests; it leaves the list once its
-  in-flight requests are done and a settle time has passed);
+  routes to it, ``draining`` after ``DELETE /workers/{id}`` (no new requests; it leaves the list after a fixed settle
+  time of 5 s, requests still in flight or not: they are not cut, and the worker's own ``/metrics`` count them);
 - ``load`` is the gateway's count of requests it has in flight on that worker; ``engine_load.loads[]`` holds
   the worker's own ``num_running_reqs`` / ``num_waiting_reqs`` as last polled.
 
