@@ -15,7 +15,7 @@ LAB := $(ROOT)/tools/lab/lab
 COLLECTION_LINK := build/collections/ansible_collections/gpufleet/sglang
 # Scenarios that do not pass end to end yet stay out of `make test` until they do; run them by name
 # (`make molecule SCENARIOS=gateway`). docs/testing.md says why each is here.
-MOLECULE_NOT_YET := multinode
+MOLECULE_NOT_YET :=
 SCENARIOS ?= $(filter-out $(MOLECULE_NOT_YET),$(sort $(notdir $(patsubst %/molecule.yml,%,$(wildcard molecule/*/molecule.yml)))))
 
 .PHONY: help
