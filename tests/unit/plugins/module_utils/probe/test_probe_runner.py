@@ -118,6 +118,16 @@ def test_unreachable_server_is_a_probe_error():
         probe_and_gate(dict(FAST, base_url=url))
 
 
+def with_figures(saved, decode_tps, ttft_ms):
+    """A baseline: the saved report with every level's compared figures set, so no check rests on two timed runs agreeing."""
+    levels = []
+    for level in saved["levels"]:
+        level = dict(level, decode_tps=dict(level["decode_tps"], mean=decode_tps), output_throughput=decode_tps,
+                     ttft_ms=dict(level["ttft_ms"], p50=ttft_ms))
+        levels.append(level)
+    return dict(saved, levels=levels)
+
+
 def test_baseline_file_regression_and_report_files(tmp_path):
     with FakeSGLang(tps=3000.0) as fake:
         first, failure = run(fake, report_path=str(tmp_path / "probe" / "first.json"))
@@ -126,11 +136,16 @@ def test_baseline_file_regression_and_report_files(tmp_path):
         saved = json.loads((tmp_path / "probe" / "first.json").read_text())
         assert "markdown" not in saved and saved["levels"] == first["levels"]
         assert (tmp_path / "probe" / "first.md").read_text().startswith("## SGLang probe: fake-model")
-        again, failure = run(fake, baseline=str(tmp_path / "probe" / "first.json"), baseline_tolerance=50, baseline_ttft_slack_ms=50)
-        assert failure is None and any(c["gate"] == "baseline" for c in again["gates"]["checks"])
-    with FakeSGLang(tps=300.0) as slow:
-        _results, failure = run(slow, baseline=saved, baseline_tolerance=5)
-    assert "decode tok/s (mean) at concurrency 1" in failure and "vs baseline" in failure
+        # a baseline file far below anything the fake serves: every level compared, every check passes
+        modest = tmp_path / "probe" / "modest.json"
+        modest.write_text(json.dumps(with_figures(saved, decode_tps=1.0, ttft_ms=60000.0)))
+        again, failure = run(fake, baseline=str(modest), baseline_tolerance=5, baseline_ttft_slack_ms=5)
+        baseline_checks = [c for c in again["gates"]["checks"] if c["gate"] == "baseline"]
+        assert failure is None
+        assert len(baseline_checks) == 3 * len(again["levels"]) and all(c["passed"] for c in baseline_checks)
+        # one far above it: the regression is named with both figures
+        _results, failure = run(fake, baseline=with_figures(saved, decode_tps=1e9, ttft_ms=60000.0), baseline_tolerance=5)
+    assert "decode tok/s (mean) at concurrency 1" in failure and "vs baseline 1000000000.00 tok/s" in failure
     assert report_paths("/x/r") == ("/x/r.json", "/x/r.md")
 
 
