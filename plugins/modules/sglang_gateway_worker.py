@@ -77,17 +77,13 @@ options:
     description: Seconds for each HTTP call to the gateway.
     type: float
     default: 10
-extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
     support: full
     details: In check mode only C(GET /workers) is sent; C(changed) says whether the worker would join or leave.
-  diff_mode:
-    support: none
-  platform:
-    support: full
-    platforms: posix
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - gpufleet.sglang.http_client
 notes:
   - Runs wherever the gateway's port is reachable (the controller with C(delegate_to), or the gateway host).
   - Secrets (O(gateway_api_key), O(worker_api_key)) are never returned; error texts are redacted.

@@ -165,15 +165,11 @@ options:
     default: false
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - gpufleet.sglang.http_client
 attributes:
   check_mode:
     support: full
     details: In check mode nothing is sent; the module reports what it would probe.
-  diff_mode:
-    support: none
-  platform:
-    support: full
-    platforms: posix
 notes:
   - The module never changes the server and always reports C(changed=false).
   - The speculative accept length comes from per-request C(meta_info) (V(generate)), else from the C(/metrics)
