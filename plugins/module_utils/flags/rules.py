@@ -137,6 +137,21 @@ def rule(since: Optional[str] = None, until: Optional[str] = None, requires: Tup
     return register
 
 
+def finding_rule(severity: str, code: str, flag: str, message: str, hint: str, since: Optional[str] = None,
+                 until: Optional[str] = None, requires: Tuple[str, ...] = ()) -> Callable:
+    """Register a rule that makes one fixed finding when its condition holds: the finding as data, the condition as code."""
+
+    def register(condition: Callable[[Any], bool]) -> Callable[[Any], bool]:
+        def check(ctx: Any) -> list:
+            return [getattr(ctx, severity)(code, flag, message, hint)] if condition(ctx) else []
+
+        check.__name__, check.__doc__ = condition.__name__, condition.__doc__
+        rule(since, until, requires)(check)
+        return condition  # the name stays the condition, so another rule can share it
+
+    return register
+
+
 def _int(value: Any, default: int = 0) -> int:
     """Best-effort int for arithmetic in rules; type errors are reported by the value checks, not here."""
     if isinstance(value, bool):
@@ -162,57 +177,50 @@ def _spec_algorithm(ctx: Any) -> str:
 # ---------------------------------------------------------------------------------------------------------------------
 # Encoder disaggregation (EPD): --language-only / --encoder-only / --encoder-urls.
 
-@rule(until="0.5.12", requires=("language_only", "encoder_urls"))
-def language_only_needs_encoders(ctx: Any) -> list:
+@finding_rule("error", "language_only_without_encoders", "language_only",
+              "requires at least one encoder urls to be set via --encoder-urls",
+              "language_only serves only the language half of a multimodal model and sends images to separate "
+              "encoder_only servers (encoder disaggregation). Set encoder_urls to those servers, or drop language_only "
+              "to serve the whole model from this one (what a single box wants).",
+              until="0.5.12", requires=("language_only", "encoder_urls"))
+def language_only_needs_encoders(ctx: Any) -> bool:
     """0.5.9-0.5.12 raise in _handle_encoder_disaggregation when no encoder URL is given."""
-    if ctx.on("language_only") and not ctx.get("encoder_urls"):
-        return [ctx.error(
-            "language_only_without_encoders", "language_only",
-            "requires at least one encoder urls to be set via --encoder-urls",
-            "language_only serves only the language half of a multimodal model and sends images to separate "
-            "encoder_only servers (encoder disaggregation). Set encoder_urls to those servers, or drop language_only "
-            "to serve the whole model from this one (what a single box wants).")]
-    return []
+    return ctx.on("language_only") and not ctx.get("encoder_urls")
 
 
-@rule(since="0.5.13", requires=("language_only", "encoder_urls"))
-def language_only_without_encoders(ctx: Any) -> list:
+@finding_rule("warning", "language_only_without_encoders", "language_only",
+              "--language-only is set without --encoder-urls. Encoders are expected to register dynamically via the "
+              "EncoderBootstrapServer.",
+              "Until an encoder_only server registers, this server answers no image or audio input. Drop language_only "
+              "unless you run encoder servers for it.",
+              since="0.5.13", requires=("language_only", "encoder_urls"))
+def language_only_without_encoders(ctx: Any) -> bool:
     """0.5.13+ accept it and wait for encoders to register: a server that silently cannot see images."""
-    if ctx.on("language_only") and not ctx.get("encoder_urls"):
-        return [ctx.warning(
-            "language_only_without_encoders", "language_only",
-            "--language-only is set without --encoder-urls. Encoders are expected to register dynamically via the "
-            "EncoderBootstrapServer.",
-            "Until an encoder_only server registers, this server answers no image or audio input. Drop language_only "
-            "unless you run encoder servers for it.")]
-    return []
+    return language_only_needs_encoders(ctx)
 
 
-@rule(requires=("language_only", "encoder_only"))
-def encoder_and_language_only(ctx: Any) -> list:
-    if ctx.on("language_only") and ctx.on("encoder_only"):
-        return [ctx.error("encoder_and_language_only", "encoder_only",
-                          "Cannot set --encoder-only and --language-only together",
-                          "A server is either the encoder half or the language half; keep one of them.")]
-    return []
+@finding_rule("error", "encoder_and_language_only", "encoder_only",
+              "Cannot set --encoder-only and --language-only together",
+              "A server is either the encoder half or the language half; keep one of them.",
+              requires=("language_only", "encoder_only"))
+def encoder_and_language_only(ctx: Any) -> bool:
+    return ctx.on("language_only") and ctx.on("encoder_only")
 
 
-@rule(requires=("encoder_only", "disaggregation_mode"))
-def encoder_only_with_pd(ctx: Any) -> list:
-    if ctx.on("encoder_only") and ctx.get("disaggregation_mode") in ("prefill", "decode"):
-        return [ctx.error("encoder_only_with_pd", "encoder_only",
-                          "Cannot set --encoder-only and --disaggregation-mode prefill/decode together",
-                          "Encoder servers do not take part in prefill/decode disaggregation; drop one of them.")]
-    return []
+@finding_rule("error", "encoder_only_with_pd", "encoder_only",
+              "Cannot set --encoder-only and --disaggregation-mode prefill/decode together",
+              "Encoder servers do not take part in prefill/decode disaggregation; drop one of them.",
+              requires=("encoder_only", "disaggregation_mode"))
+def encoder_only_with_pd(ctx: Any) -> bool:
+    return ctx.on("encoder_only") and ctx.get("disaggregation_mode") in ("prefill", "decode")
 
 
-@rule(requires=("enable_prefix_mm_cache", "encoder_only"))
-def prefix_mm_cache_needs_encoder_only(ctx: Any) -> list:
-    if ctx.on("enable_prefix_mm_cache") and not ctx.on("encoder_only"):
-        return [ctx.error("prefix_mm_cache_without_encoder_only", "enable_prefix_mm_cache",
-                          "--enable-prefix-mm-cache requires --encoder-only to be enabled",
-                          "Set it only on encoder_only servers.")]
-    return []
+@finding_rule("error", "prefix_mm_cache_without_encoder_only", "enable_prefix_mm_cache",
+              "--enable-prefix-mm-cache requires --encoder-only to be enabled",
+              "Set it only on encoder_only servers.",
+              requires=("enable_prefix_mm_cache", "encoder_only"))
+def prefix_mm_cache_needs_encoder_only(ctx: Any) -> bool:
+    return ctx.on("enable_prefix_mm_cache") and not ctx.on("encoder_only")
 
 
 @rule(requires=("language_model_only",))
@@ -261,13 +269,13 @@ def enforce_piecewise_skips_safety(ctx: Any) -> list:
         "risks a failed capture or wrong output.")]
 
 
-@rule(since="0.5.20", requires=("cuda_graph_backend_prefill",))
-def full_prefill_graph_experimental(ctx: Any) -> list:
-    if ctx.get("cuda_graph_backend_prefill") == "full":
-        return [ctx.warning("prefill_graph_full_experimental", "cuda_graph_backend_prefill",
-                            "cuda_graph_config[prefill].backend='full' is experimental. Use breakable for production "
-                            "workloads.", "Use cuda_graph_backend_prefill: breakable.")]
-    return []
+@finding_rule("warning", "prefill_graph_full_experimental", "cuda_graph_backend_prefill",
+              "cuda_graph_config[prefill].backend='full' is experimental. Use breakable for production "
+              "workloads.",
+              "Use cuda_graph_backend_prefill: breakable.",
+              since="0.5.20", requires=("cuda_graph_backend_prefill",))
+def full_prefill_graph_experimental(ctx: Any) -> bool:
+    return ctx.get("cuda_graph_backend_prefill") == "full"
 
 
 @rule(since="0.5.20",
@@ -293,17 +301,15 @@ def prefill_graph_auto_disabled(ctx: Any) -> list:
                      "force it, at your own risk." % (" (also: %s)" % ", ".join(reasons[1:]) if reasons[1:] else ""))]
 
 
-@rule(since="0.5.20", requires=("enable_torch_compile", "disable_cuda_graph_padding"))
-def compile_without_padding(ctx: Any) -> list:
-    if ctx.on("enable_torch_compile") and ctx.on("disable_cuda_graph_padding"):
-        return [ctx.error(
-            "compile_without_graph_padding", "disable_cuda_graph_padding",
-            "--disable-cuda-graph-padding is incompatible with --enable-torch-compile. With padding disabled, every "
-            "distinct batch size gets its own torch.compile + Triton autotune cycle (O(max_batch_size) compilations) "
-            "instead of the small fixed set of padded bucket sizes, causing engine initialisation to stall for many "
-            "minutes. Remove --disable-cuda-graph-padding or --enable-torch-compile.",
-            "Remove disable_cuda_graph_padding or enable_torch_compile.")]
-    return []
+@finding_rule("error", "compile_without_graph_padding", "disable_cuda_graph_padding",
+              "--disable-cuda-graph-padding is incompatible with --enable-torch-compile. With padding disabled, every "
+              "distinct batch size gets its own torch.compile + Triton autotune cycle (O(max_batch_size) compilations) "
+              "instead of the small fixed set of padded bucket sizes, causing engine initialisation to stall for many "
+              "minutes. Remove --disable-cuda-graph-padding or --enable-torch-compile.",
+              "Remove disable_cuda_graph_padding or enable_torch_compile.",
+              since="0.5.20", requires=("enable_torch_compile", "disable_cuda_graph_padding"))
+def compile_without_padding(ctx: Any) -> bool:
+    return ctx.on("enable_torch_compile") and ctx.on("disable_cuda_graph_padding")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -385,42 +391,38 @@ def speculative_adjusts_scheduling(ctx: Any) -> list:
     return out
 
 
-@rule(since="0.5.20", requires=("speculative_algorithm", "max_running_requests"))
-def speculative_caps_running_requests(ctx: Any) -> list:
-    if _spec_algorithm(ctx) in EAGLE_FAMILY and ctx.get("max_running_requests") is None:
-        return [ctx.info("speculative_max_running_requests", "max_running_requests",
-                         "Max running requests is reset to 48 for speculative decoding. You can override this by "
-                         "explicitly setting --max-running-requests.",
-                         "Set max_running_requests if 48 concurrent requests is too few.")]
-    return []
+@finding_rule("info", "speculative_max_running_requests", "max_running_requests",
+              "Max running requests is reset to 48 for speculative decoding. You can override this by "
+              "explicitly setting --max-running-requests.",
+              "Set max_running_requests if 48 concurrent requests is too few.",
+              since="0.5.20", requires=("speculative_algorithm", "max_running_requests"))
+def speculative_caps_running_requests(ctx: Any) -> bool:
+    return _spec_algorithm(ctx) in EAGLE_FAMILY and ctx.get("max_running_requests") is None
 
 
-@rule(requires=("speculative_algorithm", "attn_dp_size"))
-def standalone_without_dp_attention(ctx: Any) -> list:
-    if _spec_algorithm(ctx) == "STANDALONE" and _int(ctx.get("attn_dp_size"), 1) > 1:
-        return [ctx.error("standalone_with_dp_attention", "speculative_algorithm",
-                          "Currently standalone speculative decoding does not support dp attention.",
-                          "Drop attn_dp_size or use another speculative algorithm.")]
-    return []
+@finding_rule("error", "standalone_with_dp_attention", "speculative_algorithm",
+              "Currently standalone speculative decoding does not support dp attention.",
+              "Drop attn_dp_size or use another speculative algorithm.",
+              requires=("speculative_algorithm", "attn_dp_size"))
+def standalone_without_dp_attention(ctx: Any) -> bool:
+    return _spec_algorithm(ctx) == "STANDALONE" and _int(ctx.get("attn_dp_size"), 1) > 1
 
 
-@rule(requires=("speculative_draft_sink_size", "speculative_draft_window_size"))
-def draft_sink_needs_window(ctx: Any) -> list:
-    if ctx.get("speculative_draft_sink_size") is not None and ctx.get("speculative_draft_window_size") is None:
-        return [ctx.error("draft_sink_without_window", "speculative_draft_sink_size",
-                          "--speculative-draft-sink-size requires --speculative-draft-window-size.",
-                          "Set speculative_draft_window_size too.")]
-    return []
+@finding_rule("error", "draft_sink_without_window", "speculative_draft_sink_size",
+              "--speculative-draft-sink-size requires --speculative-draft-window-size.",
+              "Set speculative_draft_window_size too.",
+              requires=("speculative_draft_sink_size", "speculative_draft_window_size"))
+def draft_sink_needs_window(ctx: Any) -> bool:
+    return ctx.get("speculative_draft_sink_size") is not None and ctx.get("speculative_draft_window_size") is None
 
 
-@rule(requires=("speculative_use_rejection_sampling", "speculative_eagle_topk"))
-def rejection_sampling_topk(ctx: Any) -> list:
+@finding_rule("error", "rejection_sampling_topk", "speculative_use_rejection_sampling",
+              "--speculative-use-rejection-sampling requires --speculative-eagle-topk=1.",
+              "Set speculative_eagle_topk: 1.",
+              requires=("speculative_use_rejection_sampling", "speculative_eagle_topk"))
+def rejection_sampling_topk(ctx: Any) -> bool:
     topk = ctx.get("speculative_eagle_topk")
-    if ctx.on("speculative_use_rejection_sampling") and topk is not None and _int(topk) != 1:
-        return [ctx.error("rejection_sampling_topk", "speculative_use_rejection_sampling",
-                          "--speculative-use-rejection-sampling requires --speculative-eagle-topk=1.",
-                          "Set speculative_eagle_topk: 1.")]
-    return []
+    return ctx.on("speculative_use_rejection_sampling") and topk is not None and _int(topk) != 1
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -480,13 +482,13 @@ def dp_replicas(ctx: Any) -> list:
     return out
 
 
-@rule(requires=("tp_size", "attn_cp_size"))
-def attn_cp_divides_tp(ctx: Any) -> list:
+@finding_rule("error", "attn_cp_not_dividing_tp", "attn_cp_size",
+              "tp_size must be divisible by attn_cp_size",
+              "Make tp_size a multiple of attn_cp_size.",
+              requires=("tp_size", "attn_cp_size"))
+def attn_cp_divides_tp(ctx: Any) -> bool:
     cp = _int(ctx.get("attn_cp_size"), 1)
-    if cp > 1 and _int(ctx.get("tp_size"), 1) % cp:
-        return [ctx.error("attn_cp_not_dividing_tp", "attn_cp_size", "tp_size must be divisible by attn_cp_size",
-                          "Make tp_size a multiple of attn_cp_size.")]
-    return []
+    return cp > 1 and _int(ctx.get("tp_size"), 1) % cp
 
 
 @rule(requires=("tp_size", "moe_dp_size", "ep_size"))
@@ -534,16 +536,15 @@ def two_batch_overlap_needs_a2a_or_dp_attention(ctx: Any) -> list:
     return []
 
 
-@rule(since="0.5.22", requires=("enable_two_batch_overlap", "moe_a2a_backend", "attn_dp_size"))
-def two_batch_overlap_needs_a2a_or_dp(ctx: Any) -> list:
-    if ctx.on("enable_two_batch_overlap") and ctx.get("moe_a2a_backend") in (None, "none") \
-            and _int(ctx.get("attn_dp_size"), 1) <= 1:
-        return [ctx.error("two_batch_overlap_without_a2a", "enable_two_batch_overlap",
-                          "When enabling two batch overlap without an EP a2a backend (moe_a2a_backend='none'), "
-                          "attention DP (--attn-dp-size) is required (DeepSeek-V4 non-EP DP TBO path).",
-                          "Two-batch overlap hides MoE all-to-all time; without an a2a backend or attention DP there "
-                          "is nothing to overlap. Drop enable_two_batch_overlap.")]
-    return []
+@finding_rule("error", "two_batch_overlap_without_a2a", "enable_two_batch_overlap",
+              "When enabling two batch overlap without an EP a2a backend (moe_a2a_backend='none'), "
+              "attention DP (--attn-dp-size) is required (DeepSeek-V4 non-EP DP TBO path).",
+              "Two-batch overlap hides MoE all-to-all time; without an a2a backend or attention DP there "
+              "is nothing to overlap. Drop enable_two_batch_overlap.",
+              since="0.5.22", requires=("enable_two_batch_overlap", "moe_a2a_backend", "attn_dp_size"))
+def two_batch_overlap_needs_a2a_or_dp(ctx: Any) -> bool:
+    return (ctx.on("enable_two_batch_overlap") and ctx.get("moe_a2a_backend") in (None, "none")
+            and _int(ctx.get("attn_dp_size"), 1) <= 1)
 
 
 @rule(requires=("moe_a2a_backend",))
@@ -659,13 +660,12 @@ def grpc_port_differs(ctx: Any) -> list:
     return []
 
 
-@rule(requires=("retraction_policy", "enable_priority_scheduling"))
-def priority_retraction(ctx: Any) -> list:
-    if ctx.get("retraction_policy") == "priority" and not ctx.on("enable_priority_scheduling"):
-        return [ctx.error("retraction_priority_without_scheduling", "retraction_policy",
-                          "--retraction-policy priority requires --enable-priority-scheduling",
-                          "Set enable_priority_scheduling: true or use retraction_policy: length.")]
-    return []
+@finding_rule("error", "retraction_priority_without_scheduling", "retraction_policy",
+              "--retraction-policy priority requires --enable-priority-scheduling",
+              "Set enable_priority_scheduling: true or use retraction_policy: length.",
+              requires=("retraction_policy", "enable_priority_scheduling"))
+def priority_retraction(ctx: Any) -> bool:
+    return ctx.get("retraction_policy") == "priority" and not ctx.on("enable_priority_scheduling")
 
 
 @rule(requires=("port",))
