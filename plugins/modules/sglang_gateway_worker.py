@@ -10,7 +10,7 @@ DOCUMENTATION = r"""
 ---
 module: sglang_gateway_worker
 short_description: Register, drain, deregister or list the workers of an smg (SGLang Model Gateway) pool
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - >-
     Talks to the worker API of the SGLang gateway smg (C(GET/POST /workers), C(DELETE /workers/{id})). smg finds

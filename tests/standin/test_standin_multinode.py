@@ -15,12 +15,18 @@ def group_args(rendezvous_port, node_rank, *extra):
             "--dist-init-addr", f"127.0.0.1:{rendezvous_port}", *extra)
 
 
-def test_two_nodes_meet_and_only_rank_0_serves(launch):
+def serving_group(launch):
+    """A two-node group up: rank 0 ready, the follower past its rendezvous and serving its dummy health."""
     port = free_port()
     leader = launch(*group_args(port, 0))
     follower = launch(*group_args(port, 1))
     leader.wait_ready()
     follower.wait_for("Uvicorn running on")
+    return leader, follower
+
+
+def test_two_nodes_meet_and_only_rank_0_serves(launch):
+    leader, follower = serving_group(launch)
     assert " TP0] Init " in leader.output and " TP1] Init " in leader.output and " TP2] Init " not in leader.output
     assert " TP2] Init " in follower.output and " TP0] Init " not in follower.output  # each node prints its own ranks
     status, body, _ = http("POST", leader.url("/generate"), {"text": "hi", "sampling_params": {"max_new_tokens": 2}})
@@ -62,22 +68,14 @@ def test_a_follower_crashing_during_loading_takes_rank_0_down(launch):
 
 
 def test_rank_0_dying_takes_the_follower_down(launch):
-    port = free_port()
-    leader = launch(*group_args(port, 0))
-    follower = launch(*group_args(port, 1))
-    leader.wait_ready()
-    follower.wait_for("Uvicorn running on")
+    leader, follower = serving_group(launch)
     leader.proc.send_signal(signal.SIGKILL)
     assert follower.wait_exit() == SIGKILL
     assert "Connection closed by peer" in follower.output
 
 
 def test_rank_0_stopping_cleanly_stops_its_followers(launch):
-    port = free_port()
-    leader = launch(*group_args(port, 0))
-    follower = launch(*group_args(port, 1))
-    leader.wait_ready()
-    follower.wait_for("Uvicorn running on")
+    leader, follower = serving_group(launch)
     leader.proc.send_signal(signal.SIGTERM)
     assert leader.wait_exit() == 0
     assert follower.wait_exit() == 0
