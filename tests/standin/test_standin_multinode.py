@@ -29,7 +29,7 @@ def test_two_nodes_meet_and_only_rank_0_serves(launch):
     leader, follower = serving_group(launch)
     assert " TP0] Init " in leader.output and " TP1] Init " in leader.output and " TP2] Init " not in leader.output
     assert " TP2] Init " in follower.output and " TP0] Init " not in follower.output  # each node prints its own ranks
-    status, body, _ = http("POST", leader.url("/generate"), {"text": "hi", "sampling_params": {"max_new_tokens": 2}})
+    status, body, _headers = http("POST", leader.url("/generate"), {"text": "hi", "sampling_params": {"max_new_tokens": 2}})
     assert status == 200 and json.loads(body)["text"]
     assert http("GET", follower.url("/health"))[0] == 200  # SGLang's dummy health server: always 200
     assert http("POST", follower.url("/generate"), {"text": "hi"})[0] == 404  # no API on a follower

@@ -13,7 +13,7 @@ from ansible_collections.gpufleet.sglang.plugins.plugin_utils.serving_group impo
 
 def facts(*interfaces, default=None):
     """ansible_facts with the given (device, address, netmask) interfaces; default_ipv4 = the first one's."""
-    result = {"interfaces": ["lo"] + [name for name, _, _ in interfaces],
+    result = {"interfaces": ["lo"] + [interface[0] for interface in interfaces],
               "lo": {"device": "lo", "ipv4": {"address": "127.0.0.1", "netmask": "255.0.0.0"}}}
     for name, address, netmask in interfaces:
         result[name.replace("-", "_")] = {"device": name, "ipv4": {"address": address, "netmask": netmask}}

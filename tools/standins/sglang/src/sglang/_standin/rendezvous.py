@@ -53,7 +53,7 @@ PEER_FRAMES: List[faultmod.Frame] = [
 
 def parse_addr(value: str) -> Tuple[str, int]:
     """``HOST:PORT`` (``[v6]:PORT`` too) as SGLang's ``--dist-init-addr`` takes it."""
-    host, _, port = str(value).rpartition(":")
+    host, _colon, port = str(value).rpartition(":")
     if not host or not port.isdigit():
         raise SystemExit(f"sglang stand-in: --dist-init-addr {value!r} is not HOST:PORT")
     return host.strip("[]"), int(port)
@@ -158,7 +158,7 @@ class Group:  # pylint: disable=too-many-instance-attributes
                                    f"waiting for clients. {self.joined}/{self.world} clients joined.")
             return
         self.server.close()  # a restarted follower meets the next rank 0, not this one
-        for reader, writer, _ in self.peers:
+        for reader, writer, _rank in self.peers:
             writer.write(b"GO\n")
             await writer.drain()
             asyncio.get_running_loop().create_task(self.watch(reader, writer))
