@@ -39,7 +39,8 @@ def test_a_loop_follows_an_async_job_to_its_end(ansible_env, tmp_path):
             {"name": "Show", "ansible.builtin.debug": {"msg": "turns={{ watch.results | length }} last={{ (watch.results | last).line }}"}},
         ],
     }]), encoding="utf-8")
-    proc = subprocess.Popen([PLAYBOOK, "-i", "localhost,", "-c", "local", str(play)], cwd=tmp_path, env=ansible_env,
+    # unbuffered, or the labels this test waits for reach it only when the play ends
+    proc = subprocess.Popen([PLAYBOOK, "-i", "localhost,", "-c", "local", str(play)], cwd=tmp_path, env=dict(ansible_env, PYTHONUNBUFFERED="1"),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines = []
 

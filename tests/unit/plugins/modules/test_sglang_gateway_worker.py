@@ -34,10 +34,20 @@ ENTRY = "import sys; from sglang.cli.main import main; sys.argv[0] = 'sglang'; m
 pytestmark = pytest.mark.skipif(not SMG.exists(), reason="no smg venv (tools/dev/gateway-venv)")
 
 
+def free_ports(count):
+    """Ports free on loopback now, all different (each socket stays bound until every port is chosen)."""
+    socks = [socket.socket() for _unused in range(count)]
+    try:
+        for sock in socks:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in socks]
+    finally:
+        for sock in socks:
+            sock.close()
+
+
 def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    return free_ports(1)[0]
 
 
 def get(url, timeout=2.0):
@@ -68,10 +78,9 @@ def start_standin(port):
 @pytest.fixture(scope="module", name="fleet")
 def fleet_fixture():
     """Two stand-ins and a gateway routing to the first; everything is stopped at the end."""
-    ports = [free_port(), free_port()]
+    *ports, gateway_port = free_ports(3)
     procs = [start_standin(p) for p in ports]
     urls = ["http://127.0.0.1:%d" % p for p in ports]
-    gateway_port = free_port()
     try:
         for url in urls:
             wait_http(url + "/health")
