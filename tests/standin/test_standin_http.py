@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from standin_helpers import Server, free_port, http, sse_events, standin_env
+from standin_helpers import WAIT_S, Server, free_port, http, sse_events, standin_env
 from sglang._standin import tokens
 
 
@@ -196,14 +196,16 @@ def test_tp_prefixes_and_spec_lines(launch):
 
 
 def test_health_is_503_during_warmup_and_port_closed_before(launch):
-    srv = launch(settings={"time_scale": "0.2"})  # load takes 0.1 s, warmup 0.02 s + requests
+    # Warmup lasts 0.3 s here: wide enough that a loaded machine still polls inside it.
+    srv = launch(settings={"time_scale": "3"})
     srv.wait_for("Load weight begin")
     assert http_refused(srv.url("/health"))
     srv.wait_for("Uvicorn running on")
     statuses = set()
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + WAIT_S
     while time.monotonic() < deadline and "ready to roll" not in srv.output:
         statuses.add(http("GET", srv.url("/ready"))[0])
+    srv.wait_for("ready to roll")
     statuses.add(http("GET", srv.url("/ready"))[0])
     assert 503 in statuses and 200 in statuses
 
