@@ -75,6 +75,12 @@ _BROKEN_CHECKPOINT = (r"|in (?:filter_duplicate_safetensors_files|_prepare_weigh
                       r"(?:[^\n]*\n){0,16}?(?:json\.decoder\.)?JSONDecodeError\b"
                       r"|SafetensorError: Error while deserializing header|HeaderTooLarge")
 
+# A bare assertion (the code line, Python 3.11 carets, then ``AssertionError`` with no message) on the head size an
+# attention kernel takes, or on a layer's quantization method.
+_BARE_ASSERT_END = r"[^\n]*\n(?:[ \t]*[\^~]+[ \t]*\n)?AssertionError\b(?!:)"
+_KERNEL_HEAD_ASSERT = r"assert (?:L[qkv]|head_?(?:dim|size)\w*|\w*_head_dim) in [\[{(]\d" + _BARE_ASSERT_END
+_NO_QUANT_METHOD_ASSERT = r"assert (?:self\.)?quant_method is not None" + _BARE_ASSERT_END
+
 # How much a rule's match says. ROOT: the cause itself. SURFACE: where a failure surfaced (a capture that failed),
 # true but general: a ROOT cause found in other evidence wins. HINT: a sign rather than a statement (a keyword, a
 # signature error, a frame): it decides only when nothing else does, and a line outside a traceback that only
@@ -142,6 +148,8 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # torch and torchvision (or another extension) of versions that do not go together; NumPy's ABI
         r"|operator \w+::\w+ does not exist|may indicate binary incompatibility|compiled using NumPy 1\.x cannot be run"
         r"|PackageNotFoundError: No package metadata was found for|ImportError: [^\n]*\bpip install\b"
+        # a library that checks for an optional package it needs and says so (FastAPI's form routes: python-multipart)
+        r"|\brequires \"?[\w.\[\]-]+\"? to be installed|\b[\w.-]+ is not installed\. (?:Please )?(?:install|run|use pip)"
         r"|(?:sgl[-_]kernel|flashinfer|vllm|torch|transformers|triton|xgrammar)\S*[^\n]{0,60}version mismatch"
         # transformers now registers a config class of the same name that SGLang registers for itself: a transformers
         # newer than the SGLang release knows
@@ -165,6 +173,8 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|Please try to increase --mem-fraction-static|Not enough memory to allocate KV cache|CUDA error: out of memory"
         r"|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED|HIP out of memory|hipErrorOutOfMemory"
         r"|larger than the profiled value -\d+"
+        # NCCL's own allocation of its buffers on the GPU failed (a memory fraction that leaves NCCL no room)
+        r"|Failed to CUDA (?:calloc|malloc|host alloc)\w* \d+ bytes|NCCL WARN Cuda failure 'out of memory'"
         r"|The memory capacity is unbalanced", re.I), ROOT),  # another process holds memory on some of the GPUs
     ("parallelism_mismatch", re.compile(
         r"(?:\b|= ?)\d+ is not divisible by (?:[\w ]+= ?)?\d+|(?:tp_size|tensor[_ -]parallel(?:[_ ]size)?|pp_size"
@@ -215,7 +225,13 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|'\w+Config' object has no attribute"  # the model's config lacks what this SGLang reads: not supported here
         r"|architectures\[0\](?:[^\n]*\n){1,4}TypeError: 'NoneType' object is not subscriptable"
         # transformers does not know the config's model_type (an architecture newer than the installed transformers)
-        r"|configuration_auto\.py\", line \d+, in __getitem__\n" + _FRAME_BODY + r"KeyError: '", re.I), ROOT),
+        r"|configuration_auto\.py\", line \d+, in __getitem__\n" + _FRAME_BODY + r"KeyError: '"
+        # an attention kernel's bare assertion on the head size it takes (Triton's extend attention: ``assert Lq in {16,
+        # 32, 64, 128, 256, 576}``): this model's head size is not one of them
+        + r"|" + _KERNEL_HEAD_ASSERT
+        # a layer that finds no method for the checkpoint's quantization (vLLM's FusedMoE under GPTQ: ``assert
+        # self.quant_method is not None``): this quantized variant is not one this release can build
+        + r"|" + _NO_QUANT_METHOD_ASSERT, re.I), ROOT),
     ("model_unavailable", re.compile(
         r"is not a local folder and is not a valid model identifier|RepositoryNotFoundError|GatedRepoError"
         r"|RevisionNotFoundError|EntryNotFoundError|HFValidationError|Repository Not Found for url|Cannot access gated repo"
@@ -257,6 +273,8 @@ _ARGS_MSG_RE = re.compile("|".join((
     r"Cannot set --", r"cannot be combined with", r"is incompatible with", r"requires (?:at least one|--)",
     r"--[\w-]+ requires", r"must differ from", r"is not supported (?:with|when|together)", r"only supported (?:with|when)",
     r"mutually exclusive", r"backends? (?:are|is) supported (?:on|for|with)",
+    # a setting that contradicts what the checkpoint's own config says (its quantization method)
+    r"specified in the model config \([\w-]+\) does not match",
 )))
 _WARMUP_RE = re.compile(
     r"warmup error|_wait_and_warmup|_execute_server_warmup"
@@ -361,7 +379,8 @@ _NOTABLE_WORDS = (
     "minimum capability", "minimum cuda capability", "no longer supports", "does not exist", "binary incompatib",
     "numpy 1.x", "package metadata", "pip install", "unbalanced", "during capture", "streamcapture", "stream_capture",
     "unknown level", "invalid value for '--log-level'", "does not support", "this architecture", "already used by",
-    "deserializing header", "headertoolarge", "distbackenderror",
+    "deserializing header", "headertoolarge", "distbackenderror", "cuda calloc", "cuda malloc", "cuda host alloc",
+    "to be installed", "is not installed", "model config",
 )
 
 
@@ -510,7 +529,16 @@ def _hint_invalid_arguments(message: str, phase: Optional[str], evidence: str) -
     return None
 
 
+_QUANT_CONFIG_RE = re.compile(r"model config \((?P<config>[\w-]+)\) does not match[^\n]*?\((?P<arg>[\w-]+)\)")
+
+
 def _hint_incompatible_arguments(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
+    match = _QUANT_CONFIG_RE.search(message) or _QUANT_CONFIG_RE.search(evidence)
+    if match:
+        return (f"The checkpoint's config says it is quantized with {match.group('config')}, and sglang_server_args sets "
+                f"quantization: {match.group('arg')}, which this release does not accept for it: drop quantization (SGLang "
+                "reads the method from the checkpoint and picks its fastest kernel where it can), or set it to "
+                f"{match.group('config')}; a faster kernel of the same format (awq_marlin) needs a release that converts it.")
     if "encoder" in message and "url" in message.lower():
         return ("language_only: true needs encoder_urls on this SGLang version: set encoder_urls to the URL(s) of the encoder "
                 "server(s), e.g. [\"http://10.0.0.5:30001\"], or remove language_only.")
@@ -544,6 +572,10 @@ def _hint_oom(message: str, phase: Optional[str], evidence: str) -> Optional[str
         return ("Some of the GPUs have much less free memory than the others: another process holds memory there (nvidia-smi; "
                 "often an earlier server that did not stop, or another job on a shared box). Stop it, or give this server "
                 "other GPUs (CUDA_VISIBLE_DEVICES in sglang_server_env, or base_gpu_id).")
+    if re.search(r"Failed to CUDA (?:calloc|malloc|host alloc)|NCCL WARN Cuda failure 'out of memory'", evidence):
+        return ("NCCL could not allocate its buffers on the GPU: mem_fraction_static leaves too little GPU memory outside "
+                "SGLang's own pools (NCCL, CUDA graphs and activations need it): lower mem_fraction_static (e.g. from 0.95 "
+                "to 0.85) in sglang_server_args, and check that no other process holds GPU memory (nvidia-smi).")
     if "Not enough memory" in message or "larger than the profiled value" in evidence or "increase --mem-fraction-static" in evidence:
         return ("The weights fit but no GPU memory is left for the KV cache: raise mem_fraction_static (e.g. by 0.05; check that "
                 "the value really reaches the server), lower context_length or max_running_requests, use more GPUs "
@@ -560,6 +592,15 @@ def _hint_oom(message: str, phase: Optional[str], evidence: str) -> Optional[str
 
 
 def _hint_architecture(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
+    if re.search(_KERNEL_HEAD_ASSERT, evidence):
+        return ("This model's head size (head_dim) is not one the attention kernel in use takes (its assertion lists the "
+                "sizes it supports): set attention_backend in sglang_server_args to another backend (flashinfer, or triton "
+                "when flashinfer was in use), or upgrade SGLang (sglang_install_version), whose kernels take more sizes.")
+    if re.search(_NO_QUANT_METHOD_ASSERT, evidence):
+        return ("A layer of this model found no implementation for the checkpoint's quantization (quant_method is None: "
+                "the MoE layer of a GPTQ or AWQ checkpoint in older releases): serve the unquantized checkpoint or a "
+                "quantization this release supports for the model (FP8, or another export), or upgrade SGLang "
+                "(sglang_install_version).")
     if _WEIGHT_LOADER_FAILED_RE.search(evidence):
         return ("The checkpoint's weights are not what this SGLang's implementation of the model expects (its weight loader, "
                 "or the quantization method processing the loaded weights, failed: a shape assertion, a weight name it has no "
@@ -601,7 +642,17 @@ def _hint_jit_tool(message: str, phase: Optional[str], evidence: str) -> Optiona
             "venv's bin or /usr/local/cuda/bin), e.g. PATH: <venv>/bin:/usr/local/cuda/bin:/usr/bin:/bin, and CUDA_HOME.")
 
 
+_REQUIRED_PACKAGE_RE = re.compile(r"\brequires \"?(?P<package>[\w.\[\]-]+)\"? to be installed|\b(?P<package2>[\w.-]+) is not installed\. ")
+
+
 def _hint_package(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
+    match = _REQUIRED_PACKAGE_RE.search(message) or _REQUIRED_PACKAGE_RE.search(evidence)
+    if match and "undefined symbol" not in message:
+        package = match.group("package") or match.group("package2")
+        return (f"A library SGLang runs needs the Python package {package}, which is not installed in the SGLang venv (an "
+                "image or venv built without it): install the dependency set pinned for this SGLang release (sglang_install "
+                "role) rather than adding packages one by one; where the release forgot it, add it to that set "
+                f"(pip install {package} into the venv) and restart.")
     if "'_OpNamespace'" in message or _SIGNATURE_RE.search(message):
         return ("SGLang called something of another installed package (a kernel op, a layer) that it does not have, or has "
                 f"with another signature ({message.strip()[:160]}): that package (sgl-kernel, vLLM, FlashInfer) is of "

@@ -10,7 +10,7 @@ add their own prefix: ``journalctl`` in any ``short`` format (with or without th
 docker's json-file driver, Kubernetes and Google Cloud Logging exports (a time, sometimes a severity), Ray actors
 (``(Actor pid=N)`` and Ray's ``[repeated Nx across cluster]`` suffix), and launchers that relay a child's
 stderr as ``date | LEVEL | stderr | line`` (FastChat, Transformer Lab), Rust ``tracing`` formatters that re-emit
-a Python logger's records (NVIDIA Dynamo). :func:`parse_line` strips whatever the
+a Python logger's records (NVIDIA Dynamo), torch.distributed's ``[rank0]: `` before each line a rank writes. :func:`parse_line` strips whatever the
 transport added, relay inside relay. Both give the same :class:`LogLine`, so everything after this module reads
 one shape.
 
@@ -55,6 +55,9 @@ _RELAY_RE = re.compile(
     r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d) (?:(?:stdout|stderr) [FP] )?"
     r"|^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \| [A-Z]+ +\| [\w.-]+ \| ?"
 )
+# torch.distributed's per-rank prefix on what a rank writes to stderr (torchrun, elastic, bench_one_batch's ranks):
+# ``[rank0]: Traceback (most recent call last):``; one space after the colon is the prefix's, the rest is the line's.
+_TORCH_RANK_RE = re.compile(r"^\[rank\d+\]: ?")
 # docker's json-file driver: ``{"log":"message\n","stream":"stderr","time":"..."}``.
 _DOCKER_JSON_PREFIX = '{"log":'
 # SGLang's record prefix: ``[2025-06-23 15:37:01 DP0 TP1 EP1] body`` or ``[23:17:01 TP7] body``.
@@ -144,6 +147,10 @@ def _docker_json_message(text: str) -> str:
 def _strip_prefix(msg: str) -> "tuple[str, Optional[str], Optional[str], Optional[str]]":
     """One transport prefix off ``msg``: (the rest, PID, identifier, journal time); ``msg`` itself when it has none."""
     first = msg[:1]
+    if first == "[" and msg.startswith("[rank"):
+        match = _TORCH_RANK_RE.match(msg)
+        if match:
+            return msg[match.end():], None, None, None
     if first in ("", " ", "\t", "["):
         return msg, None, None, None
     if first == "(":

@@ -172,10 +172,15 @@ _PHASE_RE = re.compile(
 _DECODE_SERVING_RE = re.compile(r"Decode batch[.,] #running-req: [1-9]")
 _PREFILL_RE = re.compile(r"Prefill batch[.,] ")
 _GENERATION_OK_RE = re.compile(r'"POST /(?:generate|v1/chat/completions|v1/completions|v1/embeddings|encode)\b[^"]*" 200\b')
+# A PD prefill server's bootstrap server answering a decode server's GET /route: the decode side asks where to fetch a
+# request's KV cache from when a real request arrives (the warmup's request carries a fake bootstrap host and
+# transfers nothing, and a prefill rank registers itself with PUT, not GET).
+_PD_ROUTE_OK_RE = re.compile(r'"GET /route\?[^"]*" 200\b')
 # Serving, read from what only a request does (docs/startup-failure-causes.md#serving-or-starting): a request's own
 # error (an input longer than the context, SGLang's "Error in request:"), frames of code that runs for a client and
 # never for the warmup (the OpenAI-compatible handlers; the warmup posts to /generate), of the weight-update and
-# memory-release API calls, or of SGLang's benchmark client (its traceback is a client's view of a serving server).
+# memory-release API calls, of SGLang's benchmark client (its traceback is a client's view of a serving server), or of
+# decoding options only a client's request sets (the warmup is a greedy /generate of a few tokens without a grammar).
 # Not evidence: the scheduler's event loop, the model's forward, the draft worker, the detokenizer, /generate's
 # handler and a single prefill: the warmup runs through all of them.
 _REQUEST_SERVED_RE = re.compile(
@@ -184,7 +189,13 @@ _REQUEST_SERVED_RE = re.compile(
 _SERVING_FRAME_RE = re.compile(
     r'^\s*File "[^"]*(?:/entrypoints/openai/serving_\w+\.py|/openai_api/adapter\.py|/bench_serving\.py)", line \d+, in (?!<module>)\w+'
     r'|^\s*File "[^"]*", line \d+, in (?:update_weights_from_\w+|init_weights_update_group|release_memory_occupation'
-    r'|resume_memory_occupation)\s*$')
+    r'|resume_memory_occupation)\s*$'
+    # a request's own decoding options, which the warmup (greedy, no grammar) never sets: a grammar's matcher
+    # (constrained decoding: json_schema, regex, ebnf), min_p sampling, a custom logit processor
+    r'|^\s*File "[^"]*/constrained/[^"]*", line \d+, in (?:accept_token|fill_vocab_mask|apply_vocab_mask|move_vocab_mask'
+    r'|try_jump_forward|jump_forward\w*|jump_and_retokenize|build_regex_from_\w+)\s*$'
+    r'|^\s+[^\n]*\breq\.grammar\.(?:accept_token|fill_vocab_mask|try_jump_forward|jump_forward\w*)\('
+    r'|^\s+[^\n]*\bmin_p_sampling_from_probs\(|^\s*File "[^"]*", line \d+, in _?apply_custom_logit_processor\s*$')
 
 
 class _Traceback:  # pylint: disable=too-many-instance-attributes
@@ -861,7 +872,7 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
     def _serving(self, info: LogLine) -> bool:
         """Whether the line shows the server serving real requests (not only its own warmup request)."""
         body = info.body
-        if _DECODE_SERVING_RE.search(body) or _REQUEST_SERVED_RE.search(body):
+        if _DECODE_SERVING_RE.search(body) or _REQUEST_SERVED_RE.search(body) or _PD_ROUTE_OK_RE.search(body):
             return True
         if _PREFILL_RE.search(body):
             seen = self._prefills.get(info.tags or "", 0) + 1
