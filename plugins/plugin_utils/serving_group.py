@@ -322,6 +322,11 @@ def _serving_again(result: Any) -> str:
         return "rolled back, serving its last good config again" if result.get("rollback_ready") else "rolled back, NOT ready again"
     if result.get("stopped"):
         return "stopped (nothing good to go back to)"
+    if result.get("ready") and result.get("failure") is None and result.get("restarted") and result.get("changed_files"):
+        # Its own launch passed (a follower's soak ended before rank 0 failed, e.g. rank 0's probe gate): it runs
+        # the new config, which it kept as its last good one, and has nothing to go back to (docs/serving-groups.md).
+        return ("ready with the NEW config, not rolled back (its launch passed before the group failed): deploy the "
+                "group's last good config again")
     return "not rolled back (its files were already the last good ones)"
 
 

@@ -268,6 +268,17 @@ def test_a_rendezvous_timeout_names_the_ranks_that_never_joined():
     assert "d not launched" in verdict["msg"] and "b not rolled back (its files were already the last good ones)" in verdict["msg"]
 
 
+def test_a_follower_that_passed_before_rank_0_failed_its_gate_says_it_runs_the_new_config():
+    results = {"a": failed("probe_gate_failed", 5.0), "b": dict(READY, restarted=True, changed_files=["/etc/sglang/main.yaml"])}
+    verdict = serving_group_verdict(["a", "b"], "g", results)
+    assert verdict["failed"] is True and verdict["first"] == "a" and verdict["cause"] == "probe_gate_failed"
+    assert "a rolled back, serving its last good config again; b ready with the NEW config, not rolled back" in verdict["msg"]
+    assert verdict["nodes"]["b"]["failed"] is False
+    # restarted with its own files unchanged (another node's changed): its config is the last good one
+    same = serving_group_verdict(["a", "b"], "g", {"a": failed("probe_gate_failed", 5.0), "b": dict(READY, restarted=True, changed_files=[])})
+    assert "b not rolled back (its files were already the last good ones)" in same["msg"]
+
+
 def test_a_node_that_never_launched_fails_the_group():
     verdict = serving_group_verdict(["a", "b"], "g", {"a": READY})
     assert verdict["failed"] is True and verdict["first"] == "b" and verdict["cause"] == "not_launched"
