@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Dict, Optional
 
+from ansible.errors import AnsibleFilterError
+
 from ansible_collections.gpufleet.sglang.plugins.plugin_utils.converged import code_digest
 from ansible_collections.gpufleet.sglang.plugins.plugin_utils.converged import converged_readiness as _converged_readiness
 from ansible_collections.gpufleet.sglang.plugins.plugin_utils.converged import converged_results as _converged_results
@@ -20,9 +22,13 @@ from ansible_collections.gpufleet.sglang.plugins.plugin_utils.converged import f
 COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 
 
-def converged_fingerprint(host_vars: Any, extra: Optional[Dict[str, Any]] = None) -> str:
-    """``hostvars[inventory_hostname] | gpufleet.sglang.converged_fingerprint({...})``: digest of the inputs."""
-    return _fingerprint(host_vars, code_digest(COLLECTION_ROOT), extra)
+def converged_fingerprint(host_vars: Any, extra: Optional[Dict[str, Any]] = None, part: str = "all") -> str:
+    """``hostvars[inventory_hostname] | gpufleet.sglang.converged_fingerprint({...}[, part='host'])``: digest of the
+    inputs of the whole chain, or of its host phases only."""
+    try:
+        return _fingerprint(host_vars, code_digest(COLLECTION_ROOT), extra, part)
+    except ValueError as exc:
+        raise AnsibleFilterError("converged_fingerprint: %s" % exc) from exc
 
 
 def converged_results(results: Any, check_mode: Any = False) -> Dict[str, Any]:

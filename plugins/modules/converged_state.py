@@ -20,6 +20,10 @@ description:
     fingerprint equals O(fingerprint), every item looks as recorded, every unit is active (no daemon-reload
     pending) and every readiness URL answers 200 now. Otherwise RV(drift) says why, and with O(invalidate) the
     record is removed (not in check mode), so a chain that then fails half-way cannot leave a stale record.
+  - With O(host_fingerprint), the check also tells whether the host phases of the chain (driver, tuning, SGLang
+    install, weights) would change anything - RV(host_converged) - from the part of the record that says which
+    items those phases left (O(host_items) when it was written). A run that changes only the server's launch
+    arguments then runs only the server phase.
   - Why this exists, on a converged host each task of the chain is one SSH round trip that confirms one thing
     is still right; this confirms all of them at once, and the chain runs in full when anything differs.
   - The record is a cache of the controller's own knowledge, not configuration of the host - writing or removing
@@ -57,6 +61,19 @@ options:
     description: The facts the chain set (O(action=record) only), handed back by a check that finds the host converged.
     type: dict
     default: {}
+  host_fingerprint:
+    description:
+      - Digest of the inputs of the host phases only (filter C(gpufleet.sglang.converged_fingerprint) with
+        C(part=host)). Empty - the record has no host part, and a check does not look at one.
+    type: str
+    default: ""
+  host_items:
+    description:
+      - With O(action=record), which of O(items) the host phases left (the same form as O(items)); only paths, trees,
+        listings and commands count, the server's units and readiness URLs never do.
+    type: list
+    elements: dict
+    default: []
   invalidate:
     description: With O(action=check), remove the record when the host is not converged (never in check mode).
     type: bool
@@ -108,9 +125,20 @@ drift:
   type: list
   elements: str
 outputs:
-  description: The recorded outputs when converged, else an empty dict.
+  description: The recorded outputs when converged or RV(host_converged), else an empty dict.
   returned: always
   type: dict
+host_converged:
+  description:
+    - Whether the host phases' inputs (O(host_fingerprint)) and every item they left still hold (O(action=check)).
+      True whenever RV(converged) is.
+  returned: always
+  type: bool
+host_drift:
+  description: Why the host phases are not converged, one line per reason; empty when they are.
+  returned: always
+  type: list
+  elements: str
 items_checked:
   description: How many items were observed.
   returned: always
@@ -129,7 +157,7 @@ from typing import Optional
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufleet.sglang.plugins.module_utils.converged.state import (
-    KINDS, compare, load_record, make_record, merge_items, observe, problems_now, save_record)
+    KINDS, compare, compare_host, item_keys, load_record, make_record, merge_items, observe, problems_now, save_record)
 
 
 def http_status(url: str, timeout: float) -> Optional[int]:
@@ -153,6 +181,8 @@ def main() -> None:
             "items": {"type": "list", "elements": "dict", "default": []},
             "outputs": {"type": "dict", "default": {}},
             "invalidate": {"type": "bool", "default": True},
+            "host_fingerprint": {"type": "str", "default": ""},
+            "host_items": {"type": "list", "elements": "dict", "default": []},
         },
         supports_check_mode=True,
     )
@@ -161,17 +191,22 @@ def main() -> None:
     def run(argv):
         return module.run_command(argv, environ_update={"LC_ALL": "C"})
 
-    result = {"changed": False, "converged": False, "drift": [], "outputs": {}, "items_checked": 0, "written": False}
+    result = {"changed": False, "converged": False, "drift": [], "outputs": {}, "items_checked": 0, "written": False,
+              "host_converged": False, "host_drift": []}
     if params["action"] == "record":
         items = merge_items(*params["items"])
-        unknown = sorted(set(k for group in params["items"] for k in group) - set(KINDS))
+        unknown = sorted(set(k for group in params["items"] + params["host_items"] for k in group) - set(KINDS))
         if unknown:
             module.fail_json(msg="converged_state: unknown item kinds %s (known: %s)" % (", ".join(unknown), ", ".join(KINDS)))
+        stray = sorted(set(item_keys(merge_items(*params["host_items"]))) - set(item_keys(items)))
+        if stray:
+            module.fail_json(msg="converged_state: host_items must be among items; not there: %s" % ", ".join(stray))
         seen = observe(items, run, http_status)
         result["items_checked"] = sum(len(v) for v in seen.values())
         result["drift"] = problems_now(seen)
         if not result["drift"] and not module.check_mode:
-            save_record(params["path"], make_record(params["fingerprint"], items, seen, params["outputs"]))
+            save_record(params["path"], make_record(params["fingerprint"], items, seen, params["outputs"],
+                                                    params["host_fingerprint"], merge_items(*params["host_items"])))
             result["written"] = True
         module.exit_json(**result)
 
@@ -181,9 +216,12 @@ def main() -> None:
     result["items_checked"] = sum(len(v) for v in seen.values())
     result["drift"] = compare(record, params["fingerprint"], seen)
     result["converged"] = not result["drift"]
-    if result["converged"]:
+    if params["host_fingerprint"] and not result["converged"]:
+        result["host_drift"] = compare_host(record, params["host_fingerprint"], seen)
+    result["host_converged"] = result["converged"] or (bool(params["host_fingerprint"]) and not result["host_drift"])
+    if result["host_converged"]:
         result["outputs"] = record.get("outputs") or {}
-    elif record is not None and params["invalidate"] and not module.check_mode:
+    if not result["converged"] and record is not None and params["invalidate"] and not module.check_mode:
         try:
             os.unlink(params["path"])
         except FileNotFoundError:

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any, Dict, Iterable, Optional
 
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.snapshot import probe_figures
+from ansible_collections.gpufleet.sglang.plugins.plugin_utils.nccl_filter import placement
 
 # Folders of the collection whose files are inputs of the chain.
 CODE_FOLDERS = ("roles", "playbooks", "plugins", "data", "meta")
@@ -45,6 +46,10 @@ STATE_ITEMS_SUFFIX = "_state_items"
 # parameters of rollout.yml (its report folder differs every run; rollout_restart reaches the chain as
 # sglang_server_state, which the playbook adds itself) and the controller-side settings of the playbooks.
 NOT_INPUTS = ("ansible_", "_", "rollout_", "gpufleet_sglang_")
+# The server phase's own variables: the host phases read only where the servers run (server_placements).
+SERVER_PREFIX = "sglang_server_"
+# What a fingerprint covers: the whole chain, or only its host phases (driver, tuning, install, weights).
+PARTS = ("all", "host")
 LAST_LAUNCH = "at the last launch, "
 
 
@@ -83,9 +88,25 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def fingerprint(host_vars: Any, code: str, extra: Optional[Mapping] = None) -> str:
+def _templated(host_vars: Any, name: str) -> Any:
+    """One variable, templated on its own; one that cannot be templated yet marks itself instead of failing."""
+    try:
+        return _plain(host_vars[name])
+    except Exception as err:  # pylint: disable=broad-exception-caught  # any templating error marks the variable
+        return "(cannot be templated: %s)" % err.__class__.__name__
+
+
+def fingerprint(host_vars: Any, code: str, extra: Optional[Mapping] = None, part: str = "all") -> str:
     """The digest of a run's inputs: the host's input variables (each templated on its own; facts left out), extra,
-    and code."""
+    and code.
+
+    ``part="host"`` is the digest of what the host phases (driver, tuning, SGLang install, weights) read: the same
+    without the server's variables (``sglang_server_*``) and ``extra``, but with where each server runs on the GPUs
+    (:func:`server_placements`), which the NCCL tuning decides from. A change of launch arguments that keeps the
+    servers on their GPUs leaves it as it was, so those phases need not run again (docs/converged.md).
+    """
+    if part not in PARTS:
+        raise ValueError("part must be one of %s, not %r" % (", ".join(PARTS), part))
     values: Dict[str, Any] = {}
     # Facts a module returned are vars too (gpu_facts, getent_passwd, ...): they are the host's, not inputs.
     try:
@@ -93,12 +114,39 @@ def fingerprint(host_vars: Any, code: str, extra: Optional[Mapping] = None) -> s
     except Exception:  # pylint: disable=broad-exception-caught  # no facts at all
         facts = set()
     for name in input_names(n for n in host_vars.keys() if n not in facts):
-        try:
-            values[name] = _plain(host_vars[name])
-        except Exception as err:  # pylint: disable=broad-exception-caught  # any templating error marks the variable
-            values[name] = "(cannot be templated: %s)" % err.__class__.__name__
-    payload = {"vars": values, "extra": _plain(extra or {}), "code": code}
+        if part == "host" and name.startswith(SERVER_PREFIX):
+            continue
+        values[name] = _templated(host_vars, name)
+    if part == "host":
+        payload = {"vars": values, "placements": server_placements(host_vars), "code": code, "part": part}
+    else:
+        payload = {"vars": values, "extra": _plain(extra or {}), "code": code}
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+
+
+def server_placements(host_vars: Any) -> Any:
+    """Where each server runs, as the NCCL tuning reads it from the server's variables: per instance its name, its
+    placement options (tp/pp/dp size, nodes, first GPU and step; role gpu_tuning, ``nccl_policy``) and its
+    environment (CUDA_VISIBLE_DEVICES, NCCL settings), with ``sglang_server_extra_args`` and ``sglang_server_env``
+    applied as sglang_server applies them. Anything unexpected is kept as it is templated, so it still counts."""
+    names = ("sglang_server_instances", "sglang_server_instance", "sglang_server_args", "sglang_server_extra_args",
+             "sglang_server_env")
+    given = {name: _templated(host_vars, name) for name in names if name in host_vars}
+    instances = given.get("sglang_server_instances") or []
+    if not instances and "sglang_server_args" in given:
+        instances = [{"name": given.get("sglang_server_instance") or "main", "args": given["sglang_server_args"]}]
+    extra, common = given.get("sglang_server_extra_args") or {}, given.get("sglang_server_env") or {}
+    if not isinstance(instances, list) or not isinstance(extra, Mapping) or not isinstance(common, Mapping):
+        return given
+    out = []
+    for item in instances:
+        if not isinstance(item, Mapping) or not isinstance(item.get("args") or {}, Mapping) \
+                or not isinstance(item.get("env") or {}, Mapping):
+            return given
+        args = dict(item.get("args") or {}, **extra)
+        out.append({"name": item.get("name"), "placement": placement(args),
+                    "env": dict(common, **(item.get("env") or {}))})
+    return out
 
 
 def converged_results(results: Any, check_mode: bool = False) -> Dict[str, Any]:

@@ -250,11 +250,25 @@ def problems_now(seen: Mapping[str, Mapping[str, Any]]) -> List[str]:
     return problems
 
 
+def item_keys(items: Mapping[str, Any]) -> List[str]:
+    """The ``kind:item`` keys the items are observed under (as :func:`digests` names them), without observing."""
+    keys = ["paths:%s" % p for p in items.get("paths") or []] + ["trees:%s" % t for t in items.get("trees") or []]
+    keys += ["listings:%s" % p for p in items.get("listings") or []]
+    keys += ["commands:%s" % " ".join(shlex.quote(str(a)) for a in argv) for argv in items.get("commands") or []]
+    return sorted(keys)
+
+
 def make_record(fingerprint: str, items: Mapping[str, Any], seen: Mapping[str, Mapping[str, Any]],
-                outputs: Mapping[str, Any]) -> Dict[str, Any]:
-    """The record a good run leaves on the host."""
-    return {"version": RECORD_VERSION, "fingerprint": fingerprint, "items": dict(items), "digests": digests(seen),
-            "outputs": dict(outputs)}
+                outputs: Mapping[str, Any], host_fingerprint: str = "",
+                host_items: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+    """The record a good run leaves on the host; with a host fingerprint, also which of its items the host phases
+    (driver, tuning, install, weights) left, so a run that changes only the server can skip them. Units and
+    readiness URLs are the server's: they never belong to the host part."""
+    record = {"version": RECORD_VERSION, "fingerprint": fingerprint, "items": dict(items), "digests": digests(seen),
+              "outputs": dict(outputs)}
+    if host_fingerprint:
+        record["host"] = {"fingerprint": host_fingerprint, "keys": item_keys(host_items or {})}
+    return record
 
 
 def compare(record: Optional[Mapping[str, Any]], fingerprint: str, seen: Mapping[str, Mapping[str, Any]]) -> List[str]:
@@ -269,6 +283,26 @@ def compare(record: Optional[Mapping[str, Any]], fingerprint: str, seen: Mapping
     drift += ["%s changed" % key for key in sorted(want) if have.get(key) != want[key]]
     drift += ["%s is new" % key for key in sorted(have) if key not in want]
     return drift + problems_now(seen)
+
+
+def compare_host(record: Optional[Mapping[str, Any]], host_fingerprint: str,
+                 seen: Mapping[str, Mapping[str, Any]]) -> List[str]:
+    """Why the host phases' part of the host is not as its record says ([] when it is): no host part recorded, new
+    inputs of those phases, or one of their items that drifted. The server's units and URLs are not looked at."""
+    if not isinstance(record, Mapping) or record.get("version") != RECORD_VERSION:
+        return ["no record of a converged run"]
+    part = record.get("host")
+    if not isinstance(part, Mapping) or not host_fingerprint:
+        return ["no record of the host phases"]
+    drift: List[str] = []
+    if part.get("fingerprint") != host_fingerprint:
+        drift.append("the inputs of the host phases changed (variables or the collection's code)")
+    want, have = record.get("digests") or {}, digests(seen)
+    keys = part.get("keys") or []
+    if not keys:
+        return ["no record of the host phases' items"]
+    drift += ["%s changed" % key for key in keys if key not in want or have.get(key) != want[key]]
+    return drift
 
 
 def load_record(path: str) -> Optional[Dict[str, Any]]:

@@ -4,8 +4,10 @@ and what a run that restarts nothing reports for each server."""
 
 from __future__ import annotations
 
+import pytest
+
 from ansible_collections.gpufleet.sglang.plugins.plugin_utils.converged import (
-    code_digest, converged_readiness, converged_results, fingerprint, input_names, probe_figures)
+    code_digest, converged_readiness, converged_results, fingerprint, input_names, probe_figures, server_placements)
 
 
 class LazyVars(dict):
@@ -112,3 +114,42 @@ def test_readiness_by_release():
     assert (old["path"], old["timeout"]) == ("/health", 25.0)
     assert converged_readiness(dict(RESTARTED, sglang_version="0.5.20"))["path"] == "/ready"
     assert converged_readiness(None) == {}
+
+
+def test_the_host_part_moves_with_where_servers_run_not_with_other_launch_arguments():
+    first = fingerprint(LazyVars(BASE), "c", part="host")
+    assert first != fingerprint(LazyVars(BASE), "c")
+    # launch arguments that keep the server on its GPUs, the server's other variables and the play's extra
+    assert fingerprint(LazyVars(dict(BASE, sglang_server_args={"tp_size": 2, "enable_torch_compile": True},
+                                     sglang_server_port=30001)), "c", {"sglang_server_state": "restarted"},
+                       part="host") == first
+    assert fingerprint(LazyVars(dict(BASE, sglang_server_args={"tensor_parallel_size": 2})), "c", part="host") == first
+    # another TP size, first GPU, environment or instance name: the tuning decides again
+    for changed in ({"sglang_server_args": {"tp_size": 1}}, {"sglang_server_args": {"tp_size": 2, "base_gpu_id": 2}},
+                    {"sglang_server_extra_args": {"tp_size": 1}}, {"sglang_server_env": {"CUDA_VISIBLE_DEVICES": "1,0"}},
+                    {"sglang_server_instance": "other"}, {"lab_min_decode_tps": 31}):
+        assert fingerprint(LazyVars(dict(BASE, **changed)), "c", part="host") != first, changed
+    assert fingerprint(LazyVars(BASE), "c2", part="host") != first
+
+
+def test_server_placements_follow_instances_extra_args_and_env():
+    many = {"sglang_server_instances": [{"name": "a", "args": {"tp-size": 2}, "env": {"X": "1"}},
+                                        {"name": "b", "args": {"base_gpu_id": 2}}],
+            "sglang_server_extra_args": {"gpu_id_step": 1, "enable_torch_compile": True},
+            "sglang_server_env": {"X": "0", "Y": "2"}, "sglang_server_args": {"tp_size": 8}}
+    placed = server_placements(LazyVars(many))
+    assert [p["name"] for p in placed] == ["a", "b"]
+    assert placed[0]["placement"] == {"tp_size": 2, "pp_size": 1, "dp_size": 1, "nnodes": 1, "base_gpu_id": 0,
+                                      "gpu_id_step": 1, "enable_dp_attention": False}
+    assert placed[1]["placement"]["base_gpu_id"] == 2 and placed[1]["placement"]["tp_size"] == 1
+    assert placed[0]["env"] == {"X": "1", "Y": "2"} and placed[1]["env"] == {"X": "0", "Y": "2"}
+    assert server_placements(LazyVars({"sglang_server_args": {"tp_size": 4}}))[0]["name"] == "main"
+    assert server_placements(LazyVars({})) == []
+    odd = {"sglang_server_instances": "not a list"}
+    assert server_placements(LazyVars(odd)) == odd
+    assert server_placements(LazyVars({"sglang_server_args": ["x"]})) == {"sglang_server_args": ["x"]}
+
+
+def test_a_fingerprint_of_an_unknown_part_is_refused():
+    with pytest.raises(ValueError, match="part must be one of all, host, not 'server'"):
+        fingerprint(LazyVars(BASE), "c", part="server")

@@ -8,7 +8,7 @@ import os
 
 from ansible_collections.gpufleet.sglang.plugins.module_utils.converged import state
 from ansible_collections.gpufleet.sglang.plugins.module_utils.converged.state import (
-    compare, config_host, load_record, make_record, merge_items, observe, observe_listing, observe_tree, parse_show,
+    compare, compare_host, config_host, item_keys, load_record, make_record, merge_items, observe, observe_listing, observe_tree, parse_show,
     problems_now, save_record, unit_files)
 
 SHOW = """LoadState=loaded
@@ -239,3 +239,60 @@ def test_a_large_file_of_a_tree_edited_in_place_is_seen_by_its_time(tmp_path, mo
     assert before["entries"]["model-00001.safetensors"][4] == os.stat(shard).st_mtime_ns
     os.utime(shard, ns=(1, 10 ** 9))  # the same size, written at another time
     assert observe_tree(str(tmp_path / "m")) != before
+
+
+HOST_ITEMS = {"paths": [], "commands": [["sorted", "dpkg-query", "-W"]]}
+
+
+def recorded_with_host_part(host):
+    items = merge_items(ITEMS, {"paths": [str(host.files["gpu-tuning.env"])]})
+    host_items = merge_items(HOST_ITEMS, {"paths": [str(host.files["gpu-tuning.env"])]})
+    return make_record("fp1", items, observe(items, host.run, host.http), {}, "host1", host_items)
+
+
+def check_host(host, record, host_fingerprint="host1"):
+    items = merge_items((record or {}).get("items"))
+    return compare_host(record, host_fingerprint, observe(items, host.run, host.http))
+
+
+def test_the_host_part_names_only_the_host_phases_items(tmp_path):
+    host = FakeHost(tmp_path)
+    record = recorded_with_host_part(host)
+    assert record["host"] == {"fingerprint": "host1", "keys": sorted([
+        "commands:sorted dpkg-query -W", "paths:%s" % host.files["gpu-tuning.env"]])}
+    assert item_keys({"trees": ["/m"], "listings": ["/v/lib/*"], "units": ["u"], "http": [{"url": "x"}]}) == [
+        "listings:/v/lib/*", "trees:/m"]
+    assert "host" not in make_record("fp1", ITEMS, {}, {})
+
+
+def test_host_phases_converged_while_the_server_changed(tmp_path):
+    host = FakeHost(tmp_path)
+    record = recorded_with_host_part(host)
+    host.files["main.yaml"].write_text("host: 0.0.0.0\nport: 30000\nmem_fraction_static: 0.8\n", encoding="utf-8")
+    host.active = "failed"
+    assert check(host, record, "fp2") != []
+    assert check_host(host, record) == []
+
+
+def test_host_phases_drift_on_their_inputs_or_items(tmp_path):
+    host = FakeHost(tmp_path)
+    record = recorded_with_host_part(host)
+    assert check_host(host, record, "host2") == ["the inputs of the host phases changed (variables or the collection's code)"]
+    host.packages = "ii python3-venv 3.11\n"
+    assert check_host(host, record) == ["commands:sorted dpkg-query -W changed"]
+    host.files["gpu-tuning.env"].write_text("NCCL_P2P_DISABLE=1\n", encoding="utf-8")
+    assert check_host(host, record, "host2") == [
+        "the inputs of the host phases changed (variables or the collection's code)",
+        "commands:sorted dpkg-query -W changed", "paths:%s changed" % host.files["gpu-tuning.env"]]
+
+
+def test_no_host_part_means_the_host_phases_run(tmp_path):
+    host = FakeHost(tmp_path)
+    assert check_host(host, recorded(host)) == ["no record of the host phases"]
+    assert check_host(host, recorded_with_host_part(host), "") == ["no record of the host phases"]
+    assert check_host(host, None) == ["no record of a converged run"]
+    record = recorded_with_host_part(host)
+    record["host"]["keys"] = []
+    assert check_host(host, record) == ["no record of the host phases' items"]
+    record["host"]["keys"] = ["paths:/not/recorded"]
+    assert check_host(host, record) == ["paths:/not/recorded changed"]
