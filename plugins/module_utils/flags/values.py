@@ -165,23 +165,27 @@ class ValueChecker:
         return value
 
     def _example(self, type_name: str) -> str:
-        """A value of the right type for the fix: the option's default when it has that type."""
+        """A value of a number type (int, float, human_readable_int) for the fix: the option's default when it has
+        that type."""
         default = self.table.default(self.name)
         if type_name in ("int", "human_readable_int") and isinstance(default, int) and not isinstance(default, bool):
             return str(default)
         if type_name == "float" and isinstance(default, (int, float)) and not isinstance(default, bool):
             return repr(default)
-        return {"int": "2", "human_readable_int": "64Gi", "float": "0.85"}.get(type_name, "")
+        return {"int": "2", "human_readable_int": "64Gi", "float": "0.85"}[type_name]
 
     def _type_hint(self, value: Any, type_name: str) -> str:
-        """The fix for a value of the wrong type: what to write instead, with an example."""
-        if isinstance(value, bool):
-            if type_name in ("str", "nullable_str"):
-                return ("YAML read an unquoted yes/no/on/off/true/false as a boolean; quote it: %s: '%s'."
-                        % (self.ref, str(value).lower()))
+        """The fix for a value of the wrong type: what to write instead, with an example.
+
+        A YAML boolean for a text option is quoted, for a number option replaced by a number; for a JSON option the
+        JSON hint below applies (a boolean is no mapping or list either)."""
+        if isinstance(value, bool) and type_name == "str":  # _string() names every text type "str"
+            return ("YAML read an unquoted yes/no/on/off/true/false as a boolean; quote it: %s: '%s'."
+                    % (self.ref, str(value).lower()))
+        if isinstance(value, bool) and type_name in _NUMBER_TYPES:
             return ("YAML read an unquoted yes/no/on/off/true/false as a boolean; give %s a %s, e.g. %s: %s."
                     % (self.ref, "whole number" if type_name == "int" else "number", self.ref,
-                       self._example(type_name) or "1"))
+                       self._example(type_name)))
         if type_name == "int":
             return "Give %s a whole number, e.g. %s: %s." % (self.ref, self.ref, self._example("int"))
         if type_name == "float":
