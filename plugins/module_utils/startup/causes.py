@@ -112,6 +112,14 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|driver/library version mismatch|Found no NVIDIA driver|forward compatibility was attempted"
         r"|CUDA_ERROR_COMPAT_NOT_SUPPORTED|unsupported display driver / cuda driver combination"
         r"|undefined symbol: cu[A-Z]\w+", re.I), ROOT),  # a CUDA driver API symbol (cuGreenCtxDestroy): the driver is older
+    # sgl-kernel's own loader reporting that none of its compiled ops libraries loads (the CUDA runtime library it
+    # links, libnvrtc.so.12, missing on a CUDA 13 host): the kernel package was built for another CUDA than the host's,
+    # whatever the library it names; before the missing-tool rule, which takes a lone missing libnvrtc
+    ("package_mismatch", re.compile(
+        r"(?:Could not load any common_ops library|Standard Python import: common_ops - failed"
+        r"|(?:Architecture-specific|Fallback) pattern: [^\n]*sgl_kernel/)"
+        # the line that says why (the library it links that is missing) is the one to show, when the report has it
+        r"(?:[\s\S]{0,4000}?(?P<line>(?:ImportError|OSError): [^\n]*cannot open shared object file))?"), ROOT),
     ("jit_tool_missing", re.compile(
         r"Ninja is required to load C\+\+ extensions|No such file or directory: '(?:[^'\n]*/)?" + _TOOLS + r"'"
         r"|\b" + _TOOLS + r"(?:: command)?: not found|(?:Could not|cannot|unable to) find (?:nvcc|ninja|CUDA_HOME|the CUDA (?:toolkit|installation))"
@@ -134,6 +142,9 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|compute capability (?:>= ?|of at least |\d+\.\d+ or (?:higher|above|newer))\d"
         r"|(?:not supported|unsupported) (?:for|on) the current (?:GPU|device)|Minimum capability: \d+"
         r"|minimum cuda capability supported by this library|no longer supports this GPU"
+        # a floor stated as the lowest architecture supported (SGLang's own check before loading a model: "SGLang only
+        # supports sm75 and above")
+        r"|only supports? (?:sm_?|SM ?|compute capability )\d[\d.]*\w* (?:and|or) (?:above|higher|newer|later)"
         # Triton refuses a data type the GPU has no instructions for (fp8e4nv needs compute capability 8.9), ptxas an
         # instruction of a newer target
         r"|\bfp8\w* not supported in this architecture|not supported in this architecture\. The supported"
@@ -157,10 +168,17 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
     ("peer_rank_lost", re.compile(
         r"gloo/transport/tcp/pair\.cc:\d+\] Connection|Connection was likely closed\. Did the remote server shutdown or crash"
         r"|(?:gloo|Gloo|c10d|TCPStore|ProcessGroup\w*)[^\n]{0,200}Connection (?:closed|reset) by peer"
-        r"|Connection (?:closed|reset) by peer[^\n]{0,200}(?:gloo|Gloo|c10d|TCPStore)"), ROOT),
+        r"|Connection (?:closed|reset) by peer[^\n]{0,200}(?:gloo|Gloo|c10d|TCPStore)"
+        # SGLang's own check after loading: this rank loaded, others did not (they died or hang: their log has why)
+        r"|other ranks (?:that )?did(?:n't| not) finish (?:the model )?loading"), ROOT),
     ("p2p_unsupported", re.compile(
         r"peer access is not supported between these two devices|cudaErrorPeerAccessUnsupported"
-        r"|P2P (?:access )?is not supported|Can't enable access between nodes", re.I), ROOT),
+        r"|P2P (?:access )?is not supported|Can't enable access between nodes"
+        # the custom all-reduce's own CUDA calls refused at its source (sgl-kernel's custom_all_reduce.cuh: opening the
+        # other GPUs' IPC buffers, get_graph_buffer_ipc_meta): "invalid argument" / "invalid resource handle" there is
+        # IPC between these GPUs not working (another error at that source, an ECC fault, is not this)
+        r"|(?:invalid argument|invalid resource handle)[^\n]{0,80}\n?[^\n]{0,160}custom_all_reduce\.cuh?:\d+"
+        r"|custom_all_reduce\.cuh?:\d+[^\n]{0,80}\n?[^\n]{0,80}(?:invalid argument|invalid resource handle)", re.I), ROOT),
     ("kernel_compile_failed", re.compile(
         r"ninja: build stopped|Error building extension|CompilationError|nvcc fatal|fatal error: \S+: No such file or directory"
         r"|collect2: error|ld returned \d+ exit status|CalledProcessError: Command '\[?'(?:ninja|nvcc|gcc|g\+\+|cc|c\+\+)'"
@@ -278,6 +296,8 @@ _ARGS_MSG_RE = re.compile("|".join((
 )))
 _WARMUP_RE = re.compile(
     r"warmup error|_wait_and_warmup|_execute_server_warmup"
+    # the diffusion server's warmup waits for its own /health first (multimodal_gen's http_server)
+    r"|Server warmup failed|HTTP server did not become ready at|_wait_until_http_ready|_run_server_warmup\w*"
     r'|"(?:GET|POST) [^"\n]*/(?:get_model_info|model_info|generate|v1/chat/completions)[^"\n]*" [45]\d\d', re.I)
 
 _UNRECOGNIZED_RE = re.compile(r"unrecognized arguments: (?P<args>.+)$")
@@ -317,6 +337,8 @@ def decisive(evidence: str) -> Tuple[str, Optional[str], str]:
     for index, (cause, pattern, strength) in enumerate(_CAUSE_RULES):
         match = pattern.search(evidence)
         if match:
+            # a rule may name the line that decides it (group ``line``), when it is not where the match starts
+            start = match.start("line") if "line" in pattern.groupindex and match.group("line") else match.start()
             if strength == SURFACE:
                 # where it surfaced (a capture) says less than what kind of failure it was: the draft model's
                 # capture, a kernel called with another version's signature
@@ -324,7 +346,7 @@ def decisive(evidence: str) -> Tuple[str, Optional[str], str]:
                     refined_match = refined_pattern.search(evidence) if refined_strength == HINT else None
                     if refined_match:
                         return refined, _line_at(evidence, refined_match.start()), HINT
-            return cause, _line_at(evidence, match.start()), strength
+            return cause, _line_at(evidence, start), strength
     match = _ARGS_MSG_RE.search(evidence)
     if match:
         return "incompatible_arguments", _line_at(evidence, match.start()), ROOT
@@ -380,7 +402,8 @@ _NOTABLE_WORDS = (
     "numpy 1.x", "package metadata", "pip install", "unbalanced", "during capture", "streamcapture", "stream_capture",
     "unknown level", "invalid value for '--log-level'", "does not support", "this architecture", "already used by",
     "deserializing header", "headertoolarge", "distbackenderror", "cuda calloc", "cuda malloc", "cuda host alloc",
-    "to be installed", "is not installed", "model config",
+    "to be installed", "is not installed", "model config", "only support", "finish loading", "become ready",
+    "fallback pattern", "custom_all_reduce.cu", "http_ready",
 )
 
 
@@ -642,10 +665,20 @@ def _hint_jit_tool(message: str, phase: Optional[str], evidence: str) -> Optiona
             "venv's bin or /usr/local/cuda/bin), e.g. PATH: <venv>/bin:/usr/local/cuda/bin:/usr/bin:/bin, and CUDA_HOME.")
 
 
+_KERNEL_LOADER_RE = re.compile(r"Could not load any common_ops library|Standard Python import: common_ops - failed"
+                               r"|(?:Architecture-specific|Fallback) pattern: [^\n]*sgl_kernel/")
+_MISSING_LIBRARY_RE = re.compile(r"(?P<lib>lib[\w.+-]+\.so[\w.]*): cannot open shared object file")
 _REQUIRED_PACKAGE_RE = re.compile(r"\brequires \"?(?P<package>[\w.\[\]-]+)\"? to be installed|\b(?P<package2>[\w.-]+) is not installed\. ")
 
 
 def _hint_package(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
+    if _KERNEL_LOADER_RE.search(evidence):
+        library = _MISSING_LIBRARY_RE.search(evidence)
+        named = f" (it links {library.group('lib')}, which this host does not have)" if library else ""
+        return (f"sgl-kernel's compiled ops (common_ops) do not load on this host{named}: the installed sgl-kernel was built "
+                "for another CUDA (or GPU) than the host's - a CUDA 12 wheel on a CUDA 13 host, or the reverse. Install the "
+                "sgl-kernel build for the host's CUDA (the cu130 wheel on CUDA 13) together with the torch this SGLang "
+                "release pins (sglang_install role), rather than adding the missing library alone.")
     match = _REQUIRED_PACKAGE_RE.search(message) or _REQUIRED_PACKAGE_RE.search(evidence)
     if match and "undefined symbol" not in message:
         package = match.group("package") or match.group("package2")
@@ -678,6 +711,13 @@ def _hint_package(message: str, phase: Optional[str], evidence: str) -> Optional
 def _hint_warmup(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
     match = _HTTP_STATUS_RE.search(message) or _HTTP_STATUS_RE.search(evidence)
     status = (match.group("status") or match.group("status2")) if match else None
+    ready = _NOT_READY_RE.search(evidence)
+    if ready:
+        return (f"The warmup waited for the server's own health check ({ready.group('url')}) and got no answer: that address "
+                "is the bind address (host) as the warmup reaches it - an IPv6 [::1] needs the server to listen on IPv6 too - "
+                "and the request goes through any http_proxy in the unit's environment. Set no_proxy and NO_PROXY in "
+                "sglang_server_env to hold it (127.0.0.1,localhost,::1,0.0.0.0), set host to an address the host reaches, "
+                "or upgrade if the release's own warmup client is at fault. skip_server_warmup: true only hides it.")
     if status in (None, "200"):
         if "Connection refused" in evidence or "ConnectionRefusedError" in evidence:
             return ("The warmup request found nothing listening on SGLang's own address: the HTTP server did not come up (a "
@@ -693,6 +733,7 @@ def _hint_warmup(message: str, phase: Optional[str], evidence: str) -> Optional[
             "hides it.")
 
 
+_NOT_READY_RE = re.compile(r"HTTP server did not become ready at (?P<url>https?://[^\s'\"]+)")
 # What an HTTP proxy answers for a request it will not or cannot pass on (an HTML page often comes with it).
 _PROXY_STATUSES = ("403", "407", "502", "503", "504")
 
@@ -705,6 +746,8 @@ _FP8_ARCH_RE = re.compile(r"fp8\w* not supported in this architecture|not suppor
 
 # Hints whose text is fixed and whose choice is one test of the failure's message and evidence: (test, hint) pairs,
 # first match wins, no match falls back to _HINTS.
+_STATED_FLOOR_RE = re.compile(r"only supports? (?:sm_?|SM ?|compute capability )\d[\d.]*\w* (?:and|or) (?:above|higher|newer|later)",
+                              re.I)
 _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
     "speculative_decoding_error": (
         (_draft_layout,
@@ -738,6 +781,10 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "weights from a fast local disk (the model_cache role) so that loading ends in time.")),
     ),
     "unsupported_gpu": (
+        (lambda message, evidence: bool(_STATED_FLOOR_RE.search(evidence)),
+         ("This GPU is older than the lowest architecture the installed SGLang runs on (it says so: only supports smNN "
+          "and above): no setting makes it start. Serve on a GPU of that architecture or newer, or pin an older SGLang "
+          "release that still supported this one (sglang_install_version), with its own torch.")),
         (lambda message, evidence: bool(_FP8_ARCH_RE.search(evidence)),
          ("This GPU has no FP8 instructions (Triton's fp8e4nv needs compute capability 8.9 or newer: Ada, Hopper, "
           "Blackwell; an A10, A100 or 3090 is 8.0-8.6): serve a BF16/FP16 checkpoint, or an INT8/AWQ/GPTQ one, set "
@@ -746,6 +793,12 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
          ("FlashInfer has no prefill tiling of this model's head size that fits this GPU's shared memory (an Ada "
           "card such as the L40 has less than a Hopper): set attention_backend: triton in sglang_server_args (or "
           "another backend this GPU supports), or upgrade FlashInfer with SGLang (sglang_install_version).")),
+    ),
+    "peer_rank_lost": (
+        (lambda message, evidence: bool(re.search(r"other ranks (?:that )?did(?:n't| not) finish", evidence)),
+         ("This rank loaded the model but others did not: another rank (or node) failed or hung while loading (an OOM, a "
+          "missing or unreadable weight file on that node, a slow disk). The cause is in that rank's own lines (journalctl -u "
+          "on every node, the first traceback by time); this rank's message is only the consequence.")),
     ),
     "model_unavailable": (
         (lambda message, evidence: bool(re.search(_BROKEN_CHECKPOINT[1:], evidence)),

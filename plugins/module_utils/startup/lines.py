@@ -19,6 +19,7 @@ Runs on the target's Python (>= 3.9), standard library only.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import time
@@ -65,6 +66,40 @@ _RECORD_RE = re.compile(
     r"^\[(?P<time>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?|\d\d:\d\d:\d\d(?:[.,]\d+)?)"
     r"(?P<tags>(?: [A-Z][A-Z_]*\d+)*)\] ?(?P<body>.*)$"
 )
+
+# Pasted text that a page or a UI changed before it reached a reader (docs/startup-failure-causes.md, "Shapes"): HTML
+# entities of a page that escaped the log (``File &quot;...&quot;``, ``KeyError: &apos;qwen3&apos;``), and a traceback
+# flattened into one line (a UI or a log formatter that joined its lines with spaces: a frame, its code, carets and
+# the exception one after another). Only these entities, only a line with two frames (or a header and a frame) run
+# together: a real log line never has either.
+_HTML_ENTITY_RE = re.compile(r"&(?:quot|apos|lt|gt|amp|#39|#x27);")
+_FLATTENED_RE = re.compile(r'(?:most recent call last\):|, line \d+, in [\w<>.]+)\s{2,}File "')
+# where a flattened traceback's lines began: a frame, a chain's separator or a new header after a blank line
+_FLAT_BREAK_RE = re.compile(r'\s{2,}(?=File "[^"\n]*", line \d+)|\s+(?=During handling of the above exception|The above exception was '
+                            r'the direct cause)|\s{2,}(?=Traceback \(most recent call last\):)')
+# one flattened frame: the frame, then its code, Python 3.11's carets and the exception raised there, each optional
+_FLAT_FRAME_RE = re.compile(r'^(?P<frame>File "[^"\n]*", line \d+, in [\w<>.]+)(?:\s+(?P<code>.*?))??'
+                            r'(?:\s{2,}(?P<carets>[~^][~^ ]*?))?(?:\s+(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b(?::.*)?))?\s*$')
+
+
+def restore_pasted(line: str) -> List[str]:
+    """A pasted line as the program wrote it: HTML entities a page added decoded, a flattened traceback split into its
+    lines again (frames indented by two, code by four). Every other line comes back as it is, alone."""
+    if "&" in line and _HTML_ENTITY_RE.search(line):
+        line = html.unescape(line)
+    if 'File "' not in line or not _FLATTENED_RE.search(line):
+        return [line]
+    lines: List[str] = []
+    for piece in _FLAT_BREAK_RE.split(line):
+        match = _FLAT_FRAME_RE.match(piece)
+        if not match:
+            lines.append(piece)
+            continue
+        lines.append("  " + match.group("frame"))
+        lines.extend(indent + match.group(part) for indent, part in (("    ", "code"), ("    ", "carets"), ("", "exc"))
+                     if match.group(part))
+    return lines
+
 
 # systemd's own lines about the unit: from the ``systemd`` identifier, or (pasted ``-o cat`` text) ``x.service: ``.
 _SYSTEMD_LINE_RE = re.compile(r"^[\w@.\\-]+\.(?:service|scope): ")

@@ -55,7 +55,7 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.secrets import fin
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.causes import cause_in_tiers, hint_for, is_notable
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.lines import (
     WRAP_MIN_WIDTH, LogLine, PasteMargin, Rewrapper, from_journal, is_systemd_exit, is_systemd_line, is_systemd_start, parse_line,
-    starts_line, wrap_width)
+    restore_pasted, starts_line, wrap_width)
 
 # Startup phases in the order SGLang goes through them (docs/reference/sglang.md#startup-phases).
 PHASES = (
@@ -180,7 +180,8 @@ _PD_ROUTE_OK_RE = re.compile(r'"GET /route\?[^"]*" 200\b')
 # error (an input longer than the context, SGLang's "Error in request:"), frames of code that runs for a client and
 # never for the warmup (the OpenAI-compatible handlers; the warmup posts to /generate), of the weight-update and
 # memory-release API calls, of SGLang's benchmark client (its traceback is a client's view of a serving server), or of
-# decoding options only a client's request sets (the warmup is a greedy /generate of a few tokens without a grammar).
+# decoding options only a client's request sets (the warmup is a greedy /generate of a few tokens without a grammar or
+# logprobs), or of two requests in flight at once (a batch merged into a running one; the warmup is one request).
 # Not evidence: the scheduler's event loop, the model's forward, the draft worker, the detokenizer, /generate's
 # handler and a single prefill: the warmup runs through all of them.
 _REQUEST_SERVED_RE = re.compile(
@@ -195,7 +196,19 @@ _SERVING_FRAME_RE = re.compile(
     r'|^\s*File "[^"]*/constrained/[^"]*", line \d+, in (?:accept_token|fill_vocab_mask|apply_vocab_mask|move_vocab_mask'
     r'|try_jump_forward|jump_forward\w*|jump_and_retokenize|build_regex_from_\w+)\s*$'
     r'|^\s+[^\n]*\breq\.grammar\.(?:accept_token|fill_vocab_mask|try_jump_forward|jump_forward\w*)\('
-    r'|^\s+[^\n]*\bmin_p_sampling_from_probs\(|^\s*File "[^"]*", line \d+, in _?apply_custom_logit_processor\s*$')
+    r'|^\s+[^\n]*\bmin_p_sampling_from_probs\(|^\s*File "[^"]*", line \d+, in _?apply_custom_logit_processor\s*$'
+    # the top or token-id logprobs a request asked for (top_logprobs_num, token_ids_logprob; the warmup asks none):
+    # code that builds or converts them runs only for such a request
+    r'|^\s+[^\n]*\b(?:next_token|input|output)_(?:top|token_ids)_logprobs_(?:val|idx)\b[^\n]*='
+    r'|^\s*File "[^"]*", line \d+, in (?:get_top_logprobs|get_token_ids_logprobs)\s*$'
+    # a prefill batch merged into a decode batch that was already running: two requests at once (the warmup is one
+    # request, whose decode batch takes the prefill batch over instead of merging it)
+    r'|^\s*File "[^"]*", line \d+, in merge_batch\s*$')
+
+
+# The C++ source location a compiled extension prints on the line after its exception (sgl-kernel's CUDA checks:
+# ``RuntimeError: invalid argument`` then ``/sgl-kernel/csrc/allreduce/custom_all_reduce.cuh:350``): part of the error.
+_SOURCE_LOCATION_RE = re.compile(r"^\S*\.(?:cuh?|cpp|cc|cxx|hpp|h):\d+\b")
 
 
 class _Traceback:  # pylint: disable=too-many-instance-attributes
@@ -325,6 +338,7 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
         self._orphan: Optional[str] = None  # the last exception line seen outside any traceback
         self._orphan_at = -1000
         self._after_orphan: List[str] = []  # the few lines after it (its code, in a paste of newest line first)
+        self._orphan_source: Optional[str] = None  # the C++ source location on the line right after it
         self._reversed: List[str] = []  # exception, code and first frame of a traceback pasted newest line first
         self._long_line: Optional[str] = None  # the last line outside tracebacks, when long and no evidence: maybe broken
         self._exited = False
@@ -347,8 +361,9 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
             return
         self._pasted = True
         for part in line.split("\n") if "\n" in line else (line,):
-            for text in self._rewrap.push(self._margin.strip(part.rstrip("\r"))):
-                self._feed_line(parse_line(text), timestamp)
+            for piece in restore_pasted(self._margin.strip(part.rstrip("\r"))):
+                for text in self._rewrap.push(piece):
+                    self._feed_line(parse_line(text), timestamp)
 
     def flush(self, timestamp: Any = None) -> None:
         """Read a line of pasted text held back as the first piece of a line a terminal broke (no more text comes now)."""
@@ -362,6 +377,10 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
         last lines.
         """
         self._pasted = False
+        if isinstance(message, str) and ("&" in message or 'File "' in message):
+            # what a page or a UI did to a pasted line cannot happen in the journal, but a relay's re-logged copy can
+            # carry it: read the same way as pasted text, so both inputs give one verdict
+            message = "\n".join(piece for part in message.split("\n") for piece in restore_pasted(part))
         for info in from_journal(message, pid, identifier, timestamp, self._hostname):
             self._feed_line(info, timestamp)
 
@@ -712,6 +731,8 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
             return
         if 0 < self._line_no - self._orphan_at <= REVERSED_GAP_LINES and not info.record:
             self._after_orphan.append(text)
+        if self._line_no - self._orphan_at == 1 and _SOURCE_LOCATION_RE.match(text):
+            self._orphan_source = text
         if info.record and text.endswith(":") and _FATAL_HEADER_RE.search(text):
             self._pending_header = (self._line_no, info)
         if _USAGE_RE.match(text):
@@ -759,7 +780,7 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
             self._long_line = info.body.lstrip()  # a break before a space leaves the space at the end of the piece
         if not info.record and _EXC_LIKE_RE.match(text) and not _LOGLIKE_RE.match(text):
             self._orphan = text
-            self._orphan_at, self._after_orphan = self._line_no, []
+            self._orphan_at, self._after_orphan, self._orphan_source = self._line_no, [], None
 
     def _start_traceback(self, info: LogLine, header: str) -> None:
         header_line: Optional[str] = info.msg.strip() if header else None
@@ -949,7 +970,8 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
         others = "\n".join([each.text() for each in self._all if each is not tb] + self._reversed)
         context = list(self._context)
         if self._orphan and self._orphan not in context:
-            context.append(self._orphan)
+            # with the C++ source that raised it, printed on the next line: where the error came from
+            context.append(self._orphan + ("\n" + self._orphan_source if self._orphan_source else ""))
         context.extend(self._systemd_lines)
         return "\n".join(first), others, "\n".join(context)
 
