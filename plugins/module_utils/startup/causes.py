@@ -716,8 +716,9 @@ def _hint_warmup(message: str, phase: Optional[str], evidence: str) -> Optional[
         return (f"The warmup waited for the server's own health check ({ready.group('url')}) and got no answer: that address "
                 "is the bind address (host) as the warmup reaches it - an IPv6 [::1] needs the server to listen on IPv6 too - "
                 "and the request goes through any http_proxy in the unit's environment. Set no_proxy and NO_PROXY in "
-                "sglang_server_env to hold it (127.0.0.1,localhost,::1,0.0.0.0), set host to an address the host reaches, "
-                "or upgrade if the release's own warmup client is at fault. skip_server_warmup: true only hides it.")
+                "sglang_server_env to hold it (127.0.0.1,localhost,::1,0.0.0.0) and set host to an address the host reaches; "
+                "if the address answers curl, the warmup's own HTTP client is at fault (httpx of another version than the "
+                "release pins): install the pinned set (sglang_install role). skip_server_warmup: true only hides it.")
     if status in (None, "200"):
         if "Connection refused" in evidence or "ConnectionRefusedError" in evidence:
             return ("The warmup request found nothing listening on SGLang's own address: the HTTP server did not come up (a "
