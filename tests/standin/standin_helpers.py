@@ -129,3 +129,27 @@ def sse_events(raw: bytes) -> List[str]:
     for event in events:
         assert event.startswith("data: "), event
     return [event[len("data: "):] for event in events]
+
+
+class Stream(threading.Thread):
+    """A streamed request in its own thread: ``started`` is set once its first chunk arrived (the server is running
+    it), ``raw`` holds the whole body at the end. Tests wait on it instead of sleeping a guessed while."""
+
+    def __init__(self, url: str, body: dict, timeout: float = 30.0):
+        super().__init__(daemon=True)
+        self.url, self.body, self.timeout = url, body, timeout
+        self.started = threading.Event()
+        self.raw = b""
+
+    def run(self) -> None:
+        req = urllib.request.Request(self.url, data=json.dumps(self.body).encode(),
+                                     headers={"content-type": "application/json"})
+        chunks = []
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                for line in resp:
+                    chunks.append(line)
+                    self.started.set()
+        finally:
+            self.raw = b"".join(chunks)
+            self.started.set()

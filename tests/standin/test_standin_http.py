@@ -4,13 +4,12 @@
 import json
 import re
 import signal
-import threading
 import time
 import urllib.request
 
 import pytest
 
-from standin_helpers import WAIT_S, Server, free_port, http, sse_events, standin_env
+from standin_helpers import WAIT_S, Server, Stream, free_port, http, sse_events, standin_env
 from sglang._standin import tokens
 
 
@@ -220,21 +219,17 @@ def http_refused(url):
 
 def test_sigterm_drains_streams_and_exits_0(launch):
     srv = launch(settings={"pace_scale": "1"}).wait_ready()
-    result = {}
-
-    def stream():
-        result["raw"] = http("POST", srv.url("/v1/completions"), {
-            "prompt": "long", "max_tokens": 200, "ignore_eos": True, "stream": True,
-            "stream_options": {"include_usage": True}}, timeout=20)[1]
-    worker = threading.Thread(target=stream)
+    worker = Stream(srv.url("/v1/completions"), {
+        "prompt": "long", "max_tokens": 200, "ignore_eos": True, "stream": True,
+        "stream_options": {"include_usage": True}}, timeout=20)
     worker.start()
-    time.sleep(0.15)
+    assert worker.started.wait(WAIT_S)
     srv.proc.send_signal(signal.SIGTERM)
-    time.sleep(0.05)
+    srv.wait_for("SIGTERM received")
     assert http("GET", srv.url("/health"))[0] == 503
     worker.join(20)
     assert srv.wait_exit() == 0
-    events = sse_events(result["raw"])
+    events = sse_events(worker.raw)
     assert events[-1] == "[DONE]" and json.loads(events[-2])["usage"]["completion_tokens"] == 200
     assert "SIGTERM received." in srv.output
 
