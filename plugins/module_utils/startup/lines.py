@@ -12,7 +12,8 @@ docker's json-file driver, Kubernetes and Google Cloud Logging exports (a time, 
 stderr as ``date | LEVEL | stderr | line`` (FastChat, Transformer Lab), Rust ``tracing`` formatters that re-emit
 a Python logger's records (NVIDIA Dynamo), torch.distributed's ``[rank0]: `` before each line a rank writes. :func:`parse_line` strips whatever the
 transport added, relay inside relay. Both give the same :class:`LogLine`, so everything after this module reads
-one shape.
+one shape. What a page or a UI did to a pasted line before anyone read it (HTML entities, a traceback flattened into
+one line) is undone by :func:`restore_pasted` first.
 
 Runs on the target's Python (>= 3.9), standard library only.
 """

@@ -35,7 +35,9 @@ Python 3.11 caret lines and elided frames (``...``) stay inside the traceback; a
 of another process or at a line that starts something else, also without the blank line that journald drops;
 an argparse rejection whose ``error:`` line was lost still shows its ``usage:`` banner. Pasted text may have moved
 its lines: a terminal broke them at its width (joined again, :class:`.lines.Rewrapper`), or the paste quoted or
-indented every line (read unshifted, :class:`.lines.PasteMargin`); journal entries are read as they are.
+indented every line (read unshifted, :class:`.lines.PasteMargin`), a page escaped it as HTML or a UI flattened a
+traceback into one line (read as the program wrote it, :func:`.lines.restore_pasted`); journal entries are read as
+they are.
 
 Two inputs, one state machine: :meth:`StartupLogScanner.feed_entry` takes the journal's structured entries
 as the launch module follows them; :meth:`StartupLogScanner.feed` (and :func:`scan_startup_log`) takes pasted
