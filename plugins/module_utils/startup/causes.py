@@ -53,6 +53,9 @@ CAUSES = (
     "unknown",
 )
 
+# The torch extensions of accelerators other than CUDA (Ascend, Cambricon, Moore Threads, Intel, Gaudi).
+_DEVICE_EXTENSIONS = r"(?:torch_npu|torch_mlu|torch_musa|intel_extension_for_pytorch|ipex|habana_frameworks|torch_gcu)"
+
 # Build and kernel tools a JIT compile runs; named here once.
 _TOOLS = r"(?:ninja|nvcc|gcc|g\+\+|cc|c\+\+|clang|clang\+\+|ptxas|cicc|fatbinary|nvlink|hipcc|ld)"
 
@@ -111,7 +114,10 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"NVIDIA driver on your system is too old|CUDA driver version is insufficient|cudaErrorInsufficientDriver"
         r"|driver/library version mismatch|Found no NVIDIA driver|forward compatibility was attempted"
         r"|CUDA_ERROR_COMPAT_NOT_SUPPORTED|unsupported display driver / cuda driver combination"
-        r"|undefined symbol: cu[A-Z]\w+", re.I), ROOT),  # a CUDA driver API symbol (cuGreenCtxDestroy): the driver is older
+        r"|undefined symbol: cu[A-Z]\w+"  # a CUDA driver API symbol (cuGreenCtxDestroy): the driver is older
+        # CUDA's "system not yet initialized" (error 802): the driver stack is not ready for CUDA - on an NVSwitch system
+        # its fabric manager is not running or not of the driver's version
+        r"|Error 802: system not yet initialized|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY", re.I), ROOT),
     # sgl-kernel's own loader reporting that none of its compiled ops libraries loads (the CUDA runtime library it
     # links, libnvrtc.so.12, missing on a CUDA 13 host): the kernel package was built for another CUDA than the host's,
     # whatever the library it names; before the missing-tool rule, which takes a lone missing libnvrtc
@@ -126,6 +132,12 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|CUDA_HOME environment variable is not set|CUDA_HOME[^\n]{0,40}(?:not set|does not exist)|nvcc not found"
         r"|libnvrtc[\w.-]*: cannot open shared object file|Failed to find C compiler"
         r"|fatal error: (?:cuda|cuda_runtime|cuda_fp16|cuda_bf16|cublas_v2|nvrtc|Python)\w*\.h: No such file", re.I), ROOT),
+    # A peer GPU's buffer opened over CUDA IPC at the C++ source of the code that shares buffers between the GPUs of a
+    # node (DeepEP's intranode buffer sync, the custom all-reduce) refused with "invalid resource handle": IPC between
+    # these GPUs does not work here. Before the illegal-memory-access rule: an access that follows it through the
+    # handle that did not open is its consequence (the first CUDA error is the cause).
+    ("p2p_unsupported", re.compile(
+        r"(?:deep_ep|custom_all_reduce|buffer)\.(?:cpp|cuh?):\d+[^\n]{0,20}'?invalid resource handle"), ROOT),
     ("illegal_memory_access", re.compile(
         r"an illegal memory access was encountered|cudaErrorIllegalAddress|CUDA_ERROR_ILLEGAL_ADDRESS"
         r"|an illegal instruction was encountered|cudaErrorIllegalInstruction|misaligned address|cudaErrorMisalignedAddress",
@@ -149,6 +161,9 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # instruction of a newer target
         r"|\bfp8\w* not supported in this architecture|not supported in this architecture\. The supported"
         r"|requires \.target sm_\d+|(?:GPU|device) does not support (?:bf16|bfloat16|fp8|float8)"
+        # ptxas refuses an instruction feature for the GPU's target ("Feature '.tile::gather4 ...' not supported on
+        # .target 'sm_120a'"; the target may be cut off), and a kernel's own table has no build for the GPU's major
+        r"|ptxas[^\n]*error\s*: Feature '[^'\n]*' not supported on|No supported CUDA architectures found for major versions?"
         # FlashInfer's prefill finds no tiling of this head size that fits the GPU's shared memory (an L40, sm_89)
         r"|Unsupported max_mma_(?:kv|q): 0\b", re.I), ROOT),
     ("package_mismatch", re.compile(
@@ -183,6 +198,8 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"ninja: build stopped|Error building extension|CompilationError|nvcc fatal|fatal error: \S+: No such file or directory"
         r"|collect2: error|ld returned \d+ exit status|CalledProcessError: Command '\[?'(?:ninja|nvcc|gcc|g\+\+|cc|c\+\+)'"
         r"|Command '\['\S*(?:gcc|g\+\+|nvcc|clang)'[^\n]*returned non-zero exit status|Ninja build failed"
+        # the same as one shell string (Triton runs its bundled ptxas so): the build tool ran and failed
+        r"|Command '(?:\S*/)?" + _TOOLS + r" [^'\n]*' returned non-zero exit status|PTXASError: PTXAS error"
         r"|(?:JIT|jit) (?:compil\w*|build) (?:failed|error)|Failed to compile|triton\.compiler\.errors|cannot find -lcuda"
         # an assertion raised inside DeepGEMM's JIT dispatcher: it has no kernel for this case
         r"|deep_gemm/[^\"\n]*\", line \d+[^\n]*\n" + _FRAME_BODY + r"(?:AssertionError|RuntimeError)"), ROOT),
@@ -241,6 +258,9 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"Model architectures? \[[^\]]*\] (?:are|is) not supported|does not recognize this architecture"
         r"|Unsupported (?:model )?architecture|No model architectures? (?:are )?specified"
         r"|'\w+Config' object has no attribute"  # the model's config lacks what this SGLang reads: not supported here
+        # SGLang's generic transformers fallback (TransformersForCausalLM, spelled TransformersForCasualLM in some
+        # releases) used because it has no class of its own for the model, and the fallback cannot run it either
+        r"|'Transformers\w*For\w+' object has no attribute"
         r"|architectures\[0\](?:[^\n]*\n){1,4}TypeError: 'NoneType' object is not subscriptable"
         # transformers does not know the config's model_type (an architecture newer than the installed transformers)
         r"|configuration_auto\.py\", line \d+, in __getitem__\n" + _FRAME_BODY + r"KeyError: '"
@@ -270,7 +290,9 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
     # Weak signs, after every specific rule: one package called another with the signature of another version.
     ("package_mismatch", re.compile(
         r"TypeError: (?!(?:[\w.]*\.)?_[a-z])[^\n]*(?:got an unexpected keyword argument|missing \d+ required positional argument"
-        r"|takes \d+ positional arguments? but \d+ (?:were|was) given)|AttributeError: module '[\w.]+' has no attribute"), HINT),
+        r"|takes \d+ positional arguments? but \d+ (?:were|was) given)|AttributeError: module '[\w.]+' has no attribute"
+        # Triton's configuration objects (triton.knobs: runtime_knobs, compilation_knobs ...) change with its version
+        r"|AttributeError: '\w*knobs' object has no attribute"), HINT),
     # A kernel that takes one dtype only (AWQ's dequantize takes float16) called with the model's other one: the
     # dtype chosen does not fit the quantization. A sign: a dtype error can also be a bug of one kernel.
     ("incompatible_arguments", re.compile(r"expected scalar type (?:Half|BFloat16) but found (?:BFloat16|Half)"), HINT),
@@ -279,7 +301,9 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
     # statement: a NameError in an installed package's own code, never in a user's script.
     ("package_mismatch", re.compile(
         r"(?:site-packages|dist-packages|/python/sglang)/[^\"\n]*\", line \d+, in \w+\n" + _FRAME_BODY
-        + r"NameError: name '\w+' is not defined"), HINT),
+        # an accelerator's own torch extension (torch_npu ...) is installed wherever code for that device runs: its
+        # name undefined is an import SGLang's code lacks (a bug of that release, unknown), not a missing package
+        + r"NameError: name '(?!" + _DEVICE_EXTENSIONS + r"')\w+' is not defined"), HINT),
 )
 _ARGS_FRAME_RE = re.compile(
     r'File "[^"]*(?:server_args\.py|/arg_groups/[^"]*|server_args_config_parser\.py)"'
@@ -291,6 +315,8 @@ _ARGS_MSG_RE = re.compile("|".join((
     r"Cannot set --", r"cannot be combined with", r"is incompatible with", r"requires (?:at least one|--)",
     r"--[\w-]+ requires", r"must differ from", r"is not supported (?:with|when|together)", r"only supported (?:with|when)",
     r"mutually exclusive", r"backends? (?:are|is) supported (?:on|for|with)",
+    # a backend chosen by a setting that one of the model's layers does not take, with the ones it does
+    r"[Bb]ackend '[\w.-]+' is not supported by (?:this|the) \w+",
     # a setting that contradicts what the checkpoint's own config says (its quantization method)
     r"specified in the model config \([\w-]+\) does not match",
 )))
@@ -298,6 +324,10 @@ _WARMUP_RE = re.compile(
     r"warmup error|_wait_and_warmup|_execute_server_warmup"
     # the diffusion server's warmup waits for its own /health first (multimodal_gen's http_server)
     r"|Server warmup failed|HTTP server did not become ready at|_wait_until_http_ready|_run_server_warmup\w*"
+    # the scheduler's watchdog: a batch's forward did not finish in watchdog_timeout (its report of the batch, the
+    # py-spy dump of the stuck stack, its timeout line). It watches the event loop, which before ready runs only the
+    # warmup's request: the warmup hung
+    r"|Watchdog timeout \(self\.watchdog_timeout=|Pyspy dump for PID \d+|self\.cur_batch\.batch_size\(\)="
     r'|"(?:GET|POST) [^"\n]*/(?:get_model_info|model_info|generate|v1/chat/completions)[^"\n]*" [45]\d\d', re.I)
 
 _UNRECOGNIZED_RE = re.compile(r"unrecognized arguments: (?P<args>.+)$")
@@ -403,7 +433,8 @@ _NOTABLE_WORDS = (
     "unknown level", "invalid value for '--log-level'", "does not support", "this architecture", "already used by",
     "deserializing header", "headertoolarge", "distbackenderror", "cuda calloc", "cuda malloc", "cuda host alloc",
     "to be installed", "is not installed", "model config", "only support", "finish loading", "become ready",
-    "fallback pattern", "custom_all_reduce.cu", "http_ready",
+    "fallback pattern", "custom_all_reduce.cu", "http_ready", "watchdog timeout", "pyspy dump", "cur_batch", "error 802",
+    "systemnotready", "system_not_ready", "ptxas", "exit status", "invalid resource handle",
 )
 
 
@@ -614,7 +645,15 @@ def _hint_oom(message: str, phase: Optional[str], evidence: str) -> Optional[str
             "or chunked_prefill_size.")
 
 
+_MODEL_TYPE_RE = re.compile(r"configuration_auto\.py\", line \d+, in __getitem__\n" + _FRAME_BODY + r"KeyError: '(?P<type>[\w.-]+)'")
+
+
 def _hint_architecture(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
+    if re.search(r"'Transformers\w*For\w+' object has no attribute", evidence):
+        return ("SGLang has no implementation of its own for this model, and its transformers fallback "
+                "(TransformersForCausalLM) cannot run it on this release (it lacks what the model's layers need): "
+                "upgrade SGLang (sglang_install_version) to a release with a native class for the model or a fixed "
+                "fallback, or serve a model this release supports natively.")
     if re.search(_KERNEL_HEAD_ASSERT, evidence):
         return ("This model's head size (head_dim) is not one the attention kernel in use takes (its assertion lists the "
                 "sizes it supports): set attention_backend in sglang_server_args to another backend (flashinfer, or triton "
@@ -631,6 +670,12 @@ def _hint_architecture(message: str, phase: Optional[str], evidence: str) -> Opt
                 "4-bit export, an FP8 checkpoint with per-tensor input scales, a tied lm_head stored anyway), or a layer that "
                 "tp_size splits unevenly. Serve the original checkpoint or a quantization this version supports for the "
                 "model, try another tp_size, or upgrade SGLang (sglang_install_version).")
+    model_type = _MODEL_TYPE_RE.search(evidence)
+    if model_type:
+        return (f"The installed transformers does not know the model type '{model_type.group('type')}' in the checkpoint's "
+                "config.json (a model newer than that transformers): install the SGLang release that supports the model, "
+                "with the transformers it pins (sglang_install_version; the sglang_install role installs the set together), "
+                "rather than upgrading transformers alone.")
     match = _ARCH_RE.search(message) or _ARCH_RE.search(evidence)
     arch = match.group("arch") if match else "the model's architecture"
     return (f"This SGLang version has no implementation of {arch} (or cannot read its config): upgrade SGLang "
@@ -686,6 +731,10 @@ def _hint_package(message: str, phase: Optional[str], evidence: str) -> Optional
                 "image or venv built without it): install the dependency set pinned for this SGLang release (sglang_install "
                 "role) rather than adding packages one by one; where the release forgot it, add it to that set "
                 f"(pip install {package} into the venv) and restart.")
+    if re.search(r"'\w*knobs' object has no attribute", message):
+        return (f"SGLang uses a Triton setting that the installed Triton does not have ({message.strip()[:160]}): Triton "
+                "is of another version than this SGLang expects (an image's own Triton, a ROCm build). Install the Triton "
+                "this SGLang release pins (sglang_install role), or an SGLang release made for that Triton.")
     if "'_OpNamespace'" in message or _SIGNATURE_RE.search(message):
         return ("SGLang called something of another installed package (a kernel op, a layer) that it does not have, or has "
                 f"with another signature ({message.strip()[:160]}): that package (sgl-kernel, vLLM, FlashInfer) is of "
@@ -709,6 +758,12 @@ def _hint_package(message: str, phase: Optional[str], evidence: str) -> Optional
 
 
 def _hint_warmup(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
+    if _WATCHDOG_RE.search(evidence):
+        return ("The warmup's request hung: SGLang's watchdog found its batch still in the model's forward after "
+                "watchdog_timeout and dumped the stack (the top frames say where: a CUDA/NPU graph replay, a collective "
+                "waiting for another rank, a kernel). Start once with CUDA graphs off (cuda_graph_backend_decode: "
+                "disabled; disable_cuda_graph: true before 0.5.20) to confirm a replay hang, check every rank's lines for "
+                "one that failed first, and upgrade SGLang and its kernels (or the device's own runtime: CANN, drivers).")
     match = _HTTP_STATUS_RE.search(message) or _HTTP_STATUS_RE.search(evidence)
     status = (match.group("status") or match.group("status2")) if match else None
     ready = _NOT_READY_RE.search(evidence)
@@ -734,6 +789,7 @@ def _hint_warmup(message: str, phase: Optional[str], evidence: str) -> Optional[
             "hides it.")
 
 
+_WATCHDOG_RE = re.compile(r"Watchdog timeout \(self\.watchdog_timeout=|Pyspy dump for PID \d+|self\.cur_batch\.batch_size\(\)=")
 _NOT_READY_RE = re.compile(r"HTTP server did not become ready at (?P<url>https?://[^\s'\"]+)")
 # What an HTTP proxy answers for a request it will not or cannot pass on (an HTML page often comes with it).
 _PROXY_STATUSES = ("403", "407", "502", "503", "504")
@@ -769,6 +825,13 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "disable_custom_all_reduce: true in sglang_server_args to see the error, or upgrade SGLang; then follow the "
           "hint for that error.")),
     ),
+    "kernel_compile_failed": (
+        (lambda message, evidence: "ptxas" in evidence.lower(),
+         ("ptxas could not build a Triton kernel for this GPU (it exits non-zero; a ptxas older than the GPU's "
+          "architecture, like the one a Triton release bundles for GPUs newer than itself, does so): install the Triton "
+          "this SGLang release pins, or a newer one that knows the GPU, or point TRITON_PTXAS_PATH in "
+          "sglang_server_env at the ptxas of a CUDA toolkit that supports the GPU.")),
+    ),
     "distributed_init_failed": (
         (lambda message, evidence: "nvshmem" in evidence.lower() or "deep_ep" in evidence,
          ("DeepEP could not set up NVSHMEM between the ranks (its buffer is created while the model is built): check "
@@ -794,6 +857,20 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
          ("FlashInfer has no prefill tiling of this model's head size that fits this GPU's shared memory (an Ada "
           "card such as the L40 has less than a Hopper): set attention_backend: triton in sglang_server_args (or "
           "another backend this GPU supports), or upgrade FlashInfer with SGLang (sglang_install_version).")),
+    ),
+    "driver_mismatch": (
+        (lambda message, evidence: bool(re.search(r"Error 802|SystemNotReady|SYSTEM_NOT_READY", evidence)),
+         ("CUDA says the system is not yet initialized (error 802): the driver stack is not ready. On an NVSwitch "
+          "system (HGX, DGX, GB200) the NVIDIA fabric manager must run and be of the driver's exact version "
+          "(systemctl status nvidia-fabricmanager; the nvidia_driver role installs the pair); elsewhere check that the "
+          "driver supports this CUDA build (nvidia-smi) and that the GPUs are visible to the unit, then restart.")),
+    ),
+    "p2p_unsupported": (
+        (lambda message, evidence: "deep_ep" in evidence.lower(),
+         ("DeepEP could not open another GPU's buffer over CUDA IPC ('invalid resource handle'; an illegal memory access "
+          "after it is the consequence): run all ranks of a node in one IPC namespace (a container needs --ipc=host, a "
+          "pod hostIPC), check peer access between the GPUs (nvidia-smi topo -p2p r) and the DeepEP build for this GPU "
+          "and driver, or start without DeepEP (drop moe_a2a_backend: deepep) to confirm the rest works.")),
     ),
     "peer_rank_lost": (
         (lambda message, evidence: bool(re.search(r"other ranks (?:that )?did(?:n't| not) finish", evidence)),
@@ -821,6 +898,10 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "checkpoint or quantization made for bfloat16.")),
     ),
     "unknown": (
+        (lambda message, evidence: bool(re.search(r"NameError: name '" + _DEVICE_EXTENSIONS + r"' is not defined", evidence)),
+         ("SGLang's code for this accelerator uses its torch extension without importing it (a NameError in SGLang's "
+          "own file: a bug of the installed release, common in pre-release images): no setting fixes it. Use a "
+          "released image or version for this device (sglang_install_version), or one with the fix.")),
         (lambda message, evidence: "exit code: -9" in evidence or "exit code 9" in evidence,
          ("A scheduler was killed (exit code -9), most often by the Linux OOM killer (host RAM): check "
           "dmesg -T | grep -i oom and lower host memory use.")),

@@ -10,7 +10,8 @@ add their own prefix: ``journalctl`` in any ``short`` format (with or without th
 docker's json-file driver, Kubernetes and Google Cloud Logging exports (a time, sometimes a severity), Ray actors
 (``(Actor pid=N)`` and Ray's ``[repeated Nx across cluster]`` suffix), and launchers that relay a child's
 stderr as ``date | LEVEL | stderr | line`` (FastChat, Transformer Lab), Rust ``tracing`` formatters that re-emit
-a Python logger's records (NVIDIA Dynamo), torch.distributed's ``[rank0]: `` before each line a rank writes. :func:`parse_line` strips whatever the
+a Python logger's records (NVIDIA Dynamo), torch.distributed's ``[rank0]: `` before each line a rank writes, a CI
+console's bracketed UTC time (Jenkins' Timestamper). :func:`parse_line` strips whatever the
 transport added, relay inside relay. Both give the same :class:`LogLine`, so everything after this module reads
 one shape. What a page or a UI did to a pasted line before anyone read it (HTML entities, a traceback flattened into
 one line) is undone by :func:`restore_pasted` first.
@@ -57,6 +58,9 @@ _RELAY_RE = re.compile(
     r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d) (?:(?:stdout|stderr) [FP] )?"
     r"|^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \| [A-Z]+ +\| [\w.-]+ \| ?"
 )
+# A CI console's timestamp in brackets before each line (Jenkins' Timestamper: ``[2025-11-06T02:10:00.702Z] ``): ISO 8601
+# in UTC with its ``Z``, which SGLang's own record time never carries; one space after the bracket is the prefix's.
+_CI_TIME_RE = re.compile(r"^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\] ?")
 # torch.distributed's per-rank prefix on what a rank writes to stderr (torchrun, elastic, bench_one_batch's ranks):
 # ``[rank0]: Traceback (most recent call last):``; one space after the colon is the prefix's, the rest is the line's.
 _TORCH_RANK_RE = re.compile(r"^\[rank\d+\]: ?")
@@ -185,6 +189,10 @@ def _strip_prefix(msg: str) -> "tuple[str, Optional[str], Optional[str], Optiona
     first = msg[:1]
     if first == "[" and msg.startswith("[rank"):
         match = _TORCH_RANK_RE.match(msg)
+        if match:
+            return msg[match.end():], None, None, None
+    if first == "[" and msg[11:12] == "T":
+        match = _CI_TIME_RE.match(msg)
         if match:
             return msg[match.end():], None, None, None
     if first in ("", " ", "\t", "["):

@@ -133,6 +133,9 @@ _FATAL_EXCEPTION_RE = re.compile("|".join((
     r"Not enough memory to allocate KV cache",
 )), re.IGNORECASE)
 
+# A record whose only text before a traceback's header is a logging level: a logger that relays each line of it.
+_RELAY_LEVEL_RE = re.compile(r"^(?:ERROR|WARNING|CRITICAL|INFO|DEBUG):$")
+
 _USAGE_RE = re.compile(r"^usage: \S")
 _ARGPARSE_RE = re.compile(
     r"^(?P<prog>(?:[\w.-]*/)*(?:sglang(?: serve)?|launch_server(?:\.py)?|__main__\.py|serve\.py)): error: (?P<msg>.+)$"
@@ -178,6 +181,11 @@ _GENERATION_OK_RE = re.compile(r'"POST /(?:generate|v1/chat/completions|v1/compl
 # request's KV cache from when a real request arrives (the warmup's request carries a fake bootstrap host and
 # transfers nothing, and a prefill rank registers itself with PUT, not GET).
 _PD_ROUTE_OK_RE = re.compile(r'"GET /route\?[^"]*" 200\b')
+# An RL trainer's progress bar over its training steps (verl's "Training Progress", a "Train step" bar) past a first
+# step: the trainer starts its loop only once its rollout engines are up, and each step it finished generated rollouts
+# through them, so an engine of that run had been serving. A bar still at 0 says nothing; a line of the server itself
+# never looks like this (pasted RL logs only).
+_TRAINER_STEPS_RE = re.compile(r"^(?:Training|Train)\b[\w ]{0,30}: +\d+%\|[^|\n]*\| *[1-9]\d*/\d+ \[")
 # Serving, read from what only a request does (docs/startup-failure-causes.md#serving-or-starting): a request's own
 # error (an input longer than the context, SGLang's "Error in request:"), frames of code that runs for a client and
 # never for the warmup (the OpenAI-compatible handlers; the warmup posts to /generate), of the weight-update and
@@ -221,7 +229,7 @@ class _Traceback:  # pylint: disable=too-many-instance-attributes
 
     __slots__ = ("head", "rest", "omitted", "pid", "tags", "header_line", "fatal", "state", "blanks", "tail",
                  "tail_lines", "last_kind", "exception_line", "part_frames", "last_line", "closed", "closed_at", "headerless",
-                 "user_code")
+                 "user_code", "relay")
 
     def __init__(self, pid: Optional[str], tags: Optional[str], header_line: Optional[str], line_no: int,
                  headerless: bool = False) -> None:
@@ -244,6 +252,7 @@ class _Traceback:  # pylint: disable=too-many-instance-attributes
         self.closed = False
         self.closed_at = 0
         self.user_code = False  # the message holds torch.compile's "from user code:" frames
+        self.relay: Optional[str] = None  # "ERROR: ": a logger relays each of its lines as a record of its own (see _relayed)
 
     def append(self, text: str) -> None:
         """Add a line, first any blank lines held back; very long tracebacks keep head and tail."""
@@ -567,6 +576,8 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
     def _route(self, info: LogLine) -> bool:
         """Give the line to the open traceback it continues; True if a traceback took it."""
         if info.record:
+            info = self._relayed(info)
+        if info.record:
             for tb in list(self._open):
                 if tb.state in ("exception", "tail") or tb.owns(info):
                     self._close_traceback(tb)
@@ -583,6 +594,20 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
         if taken:
             tb.last_line = self._line_no
         return taken
+
+    def _relayed(self, info: LogLine) -> LogLine:
+        """A record that carries the next line of a traceback relayed line by line, as the line itself.
+
+        Why: a logger that catches a child's stderr logs each of its lines as a record of its own, with the level that
+        began the traceback (``[2026-02-26 15:56:59] ERROR: Traceback ...``, then ``... ERROR:   File ...``); a record
+        otherwise ends a traceback. Only records of the same rank, with the same level and one space after its colon,
+        while that traceback is open."""
+        for tb in reversed(self._open):
+            relay = tb.relay
+            if relay and (tb.tags or "") == (info.tags or "") and (info.body.startswith(relay) or info.body == relay.rstrip()):
+                line = info.body[len(relay):]
+                return info._replace(msg=line, body=line, record=False)
+        return info
 
     def _continue(self, tb: _Traceback, info: LogLine) -> bool:  # pylint: disable=too-many-return-statements,too-many-branches
         """Decide whether ``info`` continues ``tb`` (Python's traceback layout), closing ``tb`` when it ends.
@@ -796,6 +821,8 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
             fatal = True
         self._pending_header = None
         tb = _Traceback(pid, tags, header_line, self._line_no)
+        if info.record and _RELAY_LEVEL_RE.match(header):
+            tb.relay = header + " "  # the level alone before the header: a logger relaying the traceback's lines
         self._register(tb)
         if fatal:
             self._make_fatal(tb)
@@ -895,7 +922,8 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
     def _serving(self, info: LogLine) -> bool:
         """Whether the line shows the server serving real requests (not only its own warmup request)."""
         body = info.body
-        if _DECODE_SERVING_RE.search(body) or _REQUEST_SERVED_RE.search(body) or _PD_ROUTE_OK_RE.search(body):
+        if (_DECODE_SERVING_RE.search(body) or _REQUEST_SERVED_RE.search(body) or _PD_ROUTE_OK_RE.search(body)
+                or _TRAINER_STEPS_RE.match(body)):
             return True
         if _PREFILL_RE.search(body):
             seen = self._prefills.get(info.tags or "", 0) + 1
