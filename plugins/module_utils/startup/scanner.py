@@ -181,6 +181,10 @@ _GENERATION_OK_RE = re.compile(r'"POST /(?:generate|v1/chat/completions|v1/compl
 # request's KV cache from when a real request arrives (the warmup's request carries a fake bootstrap host and
 # transfers nothing, and a prefill rank registers itself with PUT, not GET).
 _PD_ROUTE_OK_RE = re.compile(r'"GET /route\?[^"]*" 200\b')
+# In PD disaggregation, the KV transfer engine's own metric of bytes moved (Mooncake: "[Metrics] Transfer Engine
+# Throughput: 113.07 MB/s (over last 5s)"): KV caches of requests went between the prefill and decode servers. The warmup
+# transfers nothing (its request carries a fake bootstrap host), so more than zero is real requests; 0.00 says nothing.
+_KV_TRANSFERRED_RE = re.compile(r"Transfer Engine Throughput: (?!0+(?:\.0+)? )\d+(?:\.\d+)? [KMGT]?i?B/s")
 # An RL trainer's progress bar over its training steps (verl's "Training Progress", a "Train step" bar) past a first
 # step: the trainer starts its loop only once its rollout engines are up, and each step it finished generated rollouts
 # through them, so an engine of that run had been serving. A bar still at 0 says nothing; a line of the server itself
@@ -923,7 +927,7 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
         """Whether the line shows the server serving real requests (not only its own warmup request)."""
         body = info.body
         if (_DECODE_SERVING_RE.search(body) or _REQUEST_SERVED_RE.search(body) or _PD_ROUTE_OK_RE.search(body)
-                or _TRAINER_STEPS_RE.match(body)):
+                or _TRAINER_STEPS_RE.match(body) or _KV_TRANSFERRED_RE.search(body)):
             return True
         if _PREFILL_RE.search(body):
             seen = self._prefills.get(info.tags or "", 0) + 1

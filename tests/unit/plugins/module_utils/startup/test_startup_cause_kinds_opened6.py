@@ -9,7 +9,8 @@ by line as records; 280 a backend a layer does not take; 283 an accelerator's to
 284 CUDA's error 802; 285 Triton's ptxas run as a shell command that failed; 286 ptxas refusing a feature for the
 target; 288 Triton's knobs of another version; 291 a CI console's timestamps; 292 a kernel table without the GPU's
 major; 293 DeepEP's IPC handle that does not open, then an illegal memory access; 295 the transformers fallback class;
-267 an RL trainer's finished steps as serving), and every kind has a line it must not take.
+267 an RL trainer's finished steps as serving; and, from opened3, 177 a PD transfer engine's bytes moved as serving),
+and every kind has a line it must not take.
 """
 
 from __future__ import annotations
@@ -175,3 +176,21 @@ def test_an_rl_trainers_finished_steps_are_serving():
 def test_bars_that_are_no_finished_training_step_are_no_serving_evidence(before):
     result = scan_startup_log(before + SCHEDULER_CUT)
     assert result["outcome"] == "failed"
+
+
+PD_CHECK = ("[2025-06-16 06:29:15 DP1 TP1] Scheduler hit an exception: Traceback (most recent call last):\n"
+            '  File "/x/sglang/srt/disaggregation/prefill.py", line 295, in event_loop_overlap_disagg_prefill\n'
+            "    self.check_memory()\n"
+            "ValueError: token_to_kv_pool_allocator memory leak detected! available_size=136192\n")
+
+
+def test_kv_bytes_a_pd_transfer_engine_moved_are_serving():
+    """(opened3's 177, worked on in this round) the warmup's PD request transfers nothing: bytes moved are requests."""
+    moved = "I0616 06:29:14.501163 1115123 transfer_engine.cpp:387] [Metrics] Transfer Engine Throughput: 113.07 MB/s (over last 5s)\n"
+    result = scan_startup_log(moved + PD_CHECK)
+    assert result["outcome"] == "ready" and result["cause"] is None
+
+
+def test_a_transfer_engine_that_moved_nothing_is_no_serving_evidence():
+    idle = "I0616 06:29:09.501163 1115123 transfer_engine.cpp:387] [Metrics] Transfer Engine Throughput: 0.00 MB/s (over last 5s)\n"
+    assert scan_startup_log(idle + PD_CHECK)["outcome"] == "failed"
