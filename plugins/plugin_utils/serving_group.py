@@ -128,6 +128,15 @@ def _host_address(host: str, member: Mapping) -> str:
         return str(given)
     default = (member.get("facts") or {}).get("default_ipv4") or {}
     if isinstance(default, Mapping) and default.get("address"):
+        # The host's own `ip` list (read in this play, on the host) wins over facts that disagree with it. Seen on
+        # lab hosts (Molecule multinode: rollout.yml after the idempotence run and a failed deploy; cause not found):
+        # rank 0's default_ipv4 held the other node's address, which is on none of its interfaces. Then the
+        # default interface's address as `ip` lists it.
+        listed = interfaces_from_ip(member.get("ip_addr"))
+        if listed and not any(str(item["address"]) == str(default["address"]) for item in listed):
+            same_device = [item for item in listed if item["device"] == default.get("interface")]
+            if same_device:
+                return str(same_device[0]["address"])
         return str(default["address"])
     raise ServingGroupError(
         "%s: host %s has no address for the serving group: set %s on it (the address the other nodes reach it at) "

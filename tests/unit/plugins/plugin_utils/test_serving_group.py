@@ -93,6 +93,21 @@ def test_addresses_from_ip_when_the_facts_list_another_namespace():
     assert result["mn2"]["env"] == {"NCCL_SOCKET_IFNAME": "host0", "GLOO_SOCKET_IFNAME": "host0"}  # the @if12 peer suffix is not the name
 
 
+def test_the_hosts_own_ip_list_wins_over_facts_that_disagree_with_it():
+    # rank 0's facts name the other node's address on host0; its own `ip` list says host0 is 10.213.82.10
+    stale = {"interfaces": ["eth0"], "eth0": {"device": "eth0"}, "default_ipv4": {"address": "10.213.82.11", "interface": "host0"}}
+    group = {"mn1": {"facts": stale, "ip_addr": IP_LAB1},
+             "mn2": {"facts": dict(stale, default_ipv4={"address": "10.213.82.11", "interface": "host0"}), "ip_addr": IP_LAB2}}
+    result = serving_group("tp4", group, 20000, {"tp_size": 4})
+    assert result["mn1"]["dist_init_addr"] == "10.213.82.10:20000"
+    # facts that agree with the list, or no list at all: the facts' address
+    assert serving_group("g", TWO, 20000, ARGS)["lab1"]["dist_init_addr"] == "10.88.5.11:20000"
+    no_device = {"mn1": {"facts": dict(stale, default_ipv4={"address": "10.213.82.11", "interface": "eth9"}), "ip_addr": IP_LAB1},
+                 "mn2": group["mn2"]}
+    with pytest.raises(ServingGroupError, match=r"rank 0 \(mn1\) has no interface with the address 10\.213\.82\.11"):
+        serving_group("tp4", no_device, 20000, {"tp_size": 4})
+
+
 def test_secondary_addresses_and_dashed_names_are_read():
     host = facts(("bond-0", "10.0.0.9", "255.255.255.0"))
     host["bond_0"]["ipv4_secondaries"] = [{"address": "172.16.0.9", "netmask": "255.255.0.0"}]
