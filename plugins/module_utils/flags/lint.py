@@ -319,7 +319,7 @@ def _lint_one(tbl: FlagTable, rel: Tuple[int, int, int], history: Optional[Mappi
 def _settable_action(tbl: FlagTable, option: str, name: str, rel: Tuple[int, int, int],
                      history: Optional[Mapping[str, Any]], findings: list) -> Optional[Mapping[str, Any]]:
     """The release's action for an option that --config may set; None (with a finding) otherwise."""
-    if option in ("--config", "--help", "-h"):
+    if option in ("--config", "--help"):  # normalise_key gives "--" + the key: "-h" never comes here
         findings.append(finding("error", "not_settable", name,
                                 "%s cannot be set in SGLang's --config file" % option,
                                 "The collection passes the config file itself; remove %s." % name))
