@@ -30,6 +30,7 @@ import time
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import faults as faultmod
+from .background import spawn
 from . import logs
 
 DEFAULT_TIMEOUT_S = 600.0  # torch.distributed's default for the TCP store when --dist-timeout is unset
@@ -161,7 +162,7 @@ class Group:  # pylint: disable=too-many-instance-attributes
         for reader, writer, _rank in self.peers:
             writer.write(b"GO\n")
             await writer.drain()
-            asyncio.get_running_loop().create_task(self.watch(reader, writer))
+            spawn(self.watch(reader, writer))
         atexit.register(self.send_shutdown)
 
     def send_shutdown(self) -> None:
@@ -201,7 +202,7 @@ class Group:  # pylint: disable=too-many-instance-attributes
         if line.strip() != b"GO":
             self.lost_peer(writer)
             return
-        loop.create_task(self.watch(reader, writer))
+        spawn(self.watch(reader, writer))
 
 
 async def join(launcher, package_root) -> Optional[Group]:

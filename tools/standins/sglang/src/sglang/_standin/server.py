@@ -24,6 +24,7 @@ import sglang
 from . import faults as faultmod
 from . import logs, releases, rendezvous, settings
 from .api import App
+from .background import spawn
 from .engine import Scheduler, Stats
 from .http import HttpServer, Request, Response, json_response
 from .profile import MODEL_NOT_FOUND, memory_plan, pace_for, startup_seconds
@@ -277,7 +278,7 @@ class Launcher:  # pylint: disable=too-many-instance-attributes,too-many-public-
         self.app.status = "Up"
         logs.info("The server is fired up and ready to roll!")
         self.timings["ready_at"] = time.time()
-        asyncio.get_running_loop().create_task(self.after_ready())
+        spawn(self.after_ready())
 
     async def after_ready(self) -> None:
         """Faults that strike once the server is up: exit N s after ready, or health turning 503."""
@@ -395,7 +396,7 @@ class Launcher:  # pylint: disable=too-many-instance-attributes,too-many-public-
         scheduler.start()
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGTERM, self.on_sigterm)
-        loop.create_task(self.warmup())
+        spawn(self.warmup())
         await self.stop.wait()
         await self.drain()
         self.http.close()
