@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Mapping
 from typing import Any, Dict, Iterable, Optional
 
@@ -178,7 +179,7 @@ def _release(version: Any) -> tuple:
     """A release string as numbers for comparing (``0.5.23`` -> (0, 5, 23)); unknown parts count as 0."""
     parts = []
     for part in str(version or "").split(".")[:3]:
-        digits = "".join(ch for ch in part if ch.isdigit())
+        digits = re.match(r"\d*", part).group(0)  # leading digits: 0.5.2rc1 is 0.5.2, not 0.5.21
         parts.append(int(digits) if digits else 0)
     return tuple(parts + [0] * (3 - len(parts)))
 

@@ -153,3 +153,9 @@ def test_server_placements_follow_instances_extra_args_and_env():
 def test_a_fingerprint_of_an_unknown_part_is_refused():
     with pytest.raises(ValueError, match="part must be one of all, host, not 'server'"):
         fingerprint(LazyVars(BASE), "c", part="server")
+
+
+def test_readiness_reads_a_release_by_its_leading_digits():
+    assert converged_readiness(dict(RESTARTED, sglang_version="0.5.2rc1"))["path"] == "/health"  # not 0.5.21
+    assert converged_readiness(dict(RESTARTED, sglang_version="0.5.20rc1"))["path"] == "/ready"
+    assert converged_readiness(dict(RESTARTED, sglang_version="0.5.19.post1"))["path"] == "/health"
