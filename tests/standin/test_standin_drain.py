@@ -11,7 +11,7 @@ from standin_helpers import WAIT_S, Stream, http, sse_events
 def test_sigterm_finishes_running_streams_refuses_new_requests_and_exits_0(launch):
     srv = launch(settings={"pace_scale": "1", "decode_tok_s": "100"}).wait_ready()
     workers = [Stream(srv.url("/v1/completions"), {
-        "prompt": "long one", "max_tokens": 150, "ignore_eos": True, "stream": True}) for _ in range(2)]
+        "prompt": "long one", "max_tokens": 150, "ignore_eos": True, "stream": True}) for _stream in range(2)]
     for worker in workers:
         worker.start()
     for worker in workers:
