@@ -70,9 +70,12 @@ ITEMS = {"paths": [], "commands": [["sorted", "dpkg-query", "-W"]], "units": ["s
          "http": [{"unit": "sglang-main.service", "port": 30000, "path": "/ready", "timeout": 2}]}
 
 
-def recorded(host, items=None):
-    items = merge_items(items or ITEMS, {"paths": [str(host.files["gpu-tuning.env"])]})
-    return make_record("fp1", items, observe(items, host.run, host.http), {"gpu_tuning_env": {"A": "1"}})
+def recorded(host, items=None, host_items=None):
+    """The record of a good run; with host_items, a host part (fingerprint "host1") naming them."""
+    tuning = {"paths": [str(host.files["gpu-tuning.env"])]}
+    items = merge_items(items or ITEMS, tuning)
+    host_part = ("host1", merge_items(host_items, tuning)) if host_items is not None else ("", None)
+    return make_record("fp1", items, observe(items, host.run, host.http), {"gpu_tuning_env": {"A": "1"}}, *host_part)
 
 
 def check(host, record, fingerprint="fp1"):
@@ -244,12 +247,6 @@ def test_a_large_file_of_a_tree_edited_in_place_is_seen_by_its_time(tmp_path, mo
 HOST_ITEMS = {"paths": [], "commands": [["sorted", "dpkg-query", "-W"]]}
 
 
-def recorded_with_host_part(host):
-    items = merge_items(ITEMS, {"paths": [str(host.files["gpu-tuning.env"])]})
-    host_items = merge_items(HOST_ITEMS, {"paths": [str(host.files["gpu-tuning.env"])]})
-    return make_record("fp1", items, observe(items, host.run, host.http), {}, "host1", host_items)
-
-
 def check_host(host, record, host_fingerprint="host1"):
     items = merge_items((record or {}).get("items"))
     return compare_host(record, host_fingerprint, observe(items, host.run, host.http))
@@ -257,7 +254,7 @@ def check_host(host, record, host_fingerprint="host1"):
 
 def test_the_host_part_names_only_the_host_phases_items(tmp_path):
     host = FakeHost(tmp_path)
-    record = recorded_with_host_part(host)
+    record = recorded(host, host_items=HOST_ITEMS)
     assert record["host"] == {"fingerprint": "host1", "keys": sorted([
         "commands:sorted dpkg-query -W", "paths:%s" % host.files["gpu-tuning.env"]])}
     assert item_keys({"trees": ["/m"], "listings": ["/v/lib/*"], "units": ["u"], "http": [{"url": "x"}]}) == [
@@ -267,7 +264,7 @@ def test_the_host_part_names_only_the_host_phases_items(tmp_path):
 
 def test_host_phases_converged_while_the_server_changed(tmp_path):
     host = FakeHost(tmp_path)
-    record = recorded_with_host_part(host)
+    record = recorded(host, host_items=HOST_ITEMS)
     host.files["main.yaml"].write_text("host: 0.0.0.0\nport: 30000\nmem_fraction_static: 0.8\n", encoding="utf-8")
     host.active = "failed"
     assert check(host, record, "fp2") != []
@@ -276,7 +273,7 @@ def test_host_phases_converged_while_the_server_changed(tmp_path):
 
 def test_host_phases_drift_on_their_inputs_or_items(tmp_path):
     host = FakeHost(tmp_path)
-    record = recorded_with_host_part(host)
+    record = recorded(host, host_items=HOST_ITEMS)
     assert check_host(host, record, "host2") == ["the inputs of the host phases changed (variables or the collection's code)"]
     host.packages = "ii python3-venv 3.11\n"
     assert check_host(host, record) == ["commands:sorted dpkg-query -W changed"]
@@ -289,9 +286,9 @@ def test_host_phases_drift_on_their_inputs_or_items(tmp_path):
 def test_no_host_part_means_the_host_phases_run(tmp_path):
     host = FakeHost(tmp_path)
     assert check_host(host, recorded(host)) == ["no record of the host phases"]
-    assert check_host(host, recorded_with_host_part(host), "") == ["no record of the host phases"]
+    assert check_host(host, recorded(host, host_items=HOST_ITEMS), "") == ["no record of the host phases"]
     assert check_host(host, None) == ["no record of a converged run"]
-    record = recorded_with_host_part(host)
+    record = recorded(host, host_items=HOST_ITEMS)
     record["host"]["keys"] = []
     assert check_host(host, record) == ["no record of the host phases' items"]
     record["host"]["keys"] = ["paths:/not/recorded"]
