@@ -342,6 +342,11 @@ _MISSING_TOOL_RE = re.compile(r"No such file or directory: '(?:[^'\n]*/)?(?P<too
                               + r")(?:: command)?: not found|(?P<ninja>Ninja is required)")
 _MISSING_MODULE_RE = re.compile(r"No module named '(?P<module>[\w.]+)'")
 _UNDEFINED_NAME_RE = re.compile(r"NameError: name '(?P<name>\w+)' is not defined")
+_UNDEFINED_NAME_HINT = (
+    "SGLang's code for this feature calls {name}, a name it imports from an optional dependency only when that "
+    "dependency is installed (vLLM for the GPTQ/AWQ Marlin checks of SGLang 0.4.x): install the dependency set this "
+    "SGLang release pins, with the extra that brings it (sglang_install role), or upgrade to a release that no longer "
+    "needs it; serving without the feature (another quantization) confirms it.")
 _SIGNATURE_RE = re.compile(r"got an unexpected keyword argument|missing \d+ required positional argument"
                            r"|takes \d+ positional arguments? but \d+ (?:were|was) given")
 _SHAPE_RE = re.compile(r"must match the size of tensor|shapes cannot be multiplied|size mismatch|shape mismatch", re.I)
@@ -646,6 +651,11 @@ def _hint_oom(message: str, phase: Optional[str], evidence: str) -> Optional[str
 
 
 _MODEL_TYPE_RE = re.compile(r"configuration_auto\.py\", line \d+, in __getitem__\n" + _FRAME_BODY + r"KeyError: '(?P<type>[\w.-]+)'")
+_MODEL_TYPE_HINT = (
+    "The installed transformers does not know the model type '{type}' in the checkpoint's config.json (a model newer "
+    "than that transformers): install the SGLang release that supports the model, with the transformers it pins "
+    "(sglang_install_version; the sglang_install role installs the set together), rather than upgrading transformers "
+    "alone.")
 
 
 def _hint_architecture(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
@@ -670,16 +680,17 @@ def _hint_architecture(message: str, phase: Optional[str], evidence: str) -> Opt
                 "4-bit export, an FP8 checkpoint with per-tensor input scales, a tied lm_head stored anyway), or a layer that "
                 "tp_size splits unevenly. Serve the original checkpoint or a quantization this version supports for the "
                 "model, try another tp_size, or upgrade SGLang (sglang_install_version).")
-    model_type = _MODEL_TYPE_RE.search(evidence)
-    if model_type:
-        return (f"The installed transformers does not know the model type '{model_type.group('type')}' in the checkpoint's "
-                "config.json (a model newer than that transformers): install the SGLang release that supports the model, "
-                "with the transformers it pins (sglang_install_version; the sglang_install role installs the set together), "
-                "rather than upgrading transformers alone.")
     match = _ARCH_RE.search(message) or _ARCH_RE.search(evidence)
     arch = match.group("arch") if match else "the model's architecture"
-    return (f"This SGLang version has no implementation of {arch} (or cannot read its config): upgrade SGLang "
-            "(sglang_install_version), try the transformers fallback (model_impl: transformers) where supported, or serve a supported model.")
+    return _hint_naming(_MODEL_TYPE_RE, evidence, _MODEL_TYPE_HINT) or (
+        f"This SGLang version has no implementation of {arch} (or cannot read its config): upgrade SGLang "
+        "(sglang_install_version), try the transformers fallback (model_impl: transformers) where supported, or serve a supported model.")
+
+
+def _hint_naming(pattern: "re.Pattern[str]", text: str, template: str) -> Optional[str]:
+    """A hint that names what the pattern found in text (its named groups fill the template), or None."""
+    match = pattern.search(text)
+    return template.format(**match.groupdict()) if match else None
 
 
 def _hint_port(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
@@ -741,12 +752,9 @@ def _hint_package(message: str, phase: Optional[str], evidence: str) -> Optional
                 "another version than this SGLang. Install the versions this SGLang release pins (the sglang_install role "
                 "installs the set together; a source checkout needs the sgl-kernel of the same commit) instead of "
                 "upgrading one of them alone.")
-    match = _UNDEFINED_NAME_RE.search(message)
-    if match:
-        return (f"SGLang's code for this feature calls {match.group('name')}, a name it imports from an optional dependency "
-                "only when that dependency is installed (vLLM for the GPTQ/AWQ Marlin checks of SGLang 0.4.x): install the "
-                "dependency set this SGLang release pins, with the extra that brings it (sglang_install role), or upgrade "
-                "to a release that no longer needs it; serving without the feature (another quantization) confirms it.")
+    hint = _hint_naming(_UNDEFINED_NAME_RE, message, _UNDEFINED_NAME_HINT)
+    if hint:
+        return hint
     match = _MISSING_MODULE_RE.search(message) or _MISSING_MODULE_RE.search(evidence)
     if match and "undefined symbol" not in message:
         module = match.group("module")
