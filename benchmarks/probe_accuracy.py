@@ -17,8 +17,11 @@ and runs the probe's own code (``probe_runner.Probe``, what the module runs) aga
    same requests (the bench's ``custom`` dataset and the probe's ``prompts``: equal lengths, the first one also
    the warmup, the prefix cache flushed before every run), chat endpoint (``sglang-oai-chat`` with
    ``stream_options.include_usage``). Acceptance, in the matching mode (the probe's ``per-request`` connections,
-   the bench's own way): mean and median TTFT within 5 ms + 2% of the bench's, mean TPOT (decode) within 2%. The
-   probe's ``keep-alive`` mode is measured too, with its connect time, to show what the bench's connects add.
+   the bench's own way): mean and median TTFT within 5 ms + 2% of the bench's, mean TPOT (decode) within 2%. Each
+   level sends at least 32 requests: a closed loop of equal requests lands each one at a different phase of the
+   server's batch steps (TTFT spreads over 60-170 ms at concurrency 4), and the median of 8 or 16 such requests
+   moves by tens of ms from run to run whichever client sends them. The probe's ``keep-alive`` mode is measured
+   too, with its connect time, to show what the bench's connects add.
 4. ``ceiling``: the story box's bound (26-30 tok/s) and expectation without speculation.
 
     benchmarks/probe_accuracy.py [--python PYTHON] [--bench-python PYTHON] [--requests 8] [--tokens 256]
@@ -295,11 +298,14 @@ def within(probe: float, bench: float, slack_ms: float, pct_allowed: float) -> b
     return abs(probe - bench) <= slack_ms + pct_allowed / 100.0 * abs(bench)
 
 
-def bench_case(python: str, bench_python: str, workdir: Path, levels, tokens: int, scale: float = 1.0, words: int = 40) -> dict:
+def bench_case(python: str, bench_python: str, workdir: Path, levels, tokens: int, scale: float = 1.0, words: int = 40,
+               rounds: int = 4) -> dict:
     """The probe and sglang.benchmark.serving on the same stand-in, same requests, at each concurrency.
 
     At the box's true pace (``scale`` 1) and with short prompts the server writes few chunks a second even at
-    concurrency 64, so what is compared is the clients, not a loaded stand-in."""
+    concurrency 64, so what is compared is the clients, not a loaded stand-in. Each level sends ``rounds`` times its
+    concurrency (at least 32): in a closed loop of equal requests the streams arrive in groups, and with two groups
+    (8 requests at concurrency 4) the median falls between them and moves by a whole group's TTFT."""
     out: dict = {"profile": "a6000x2-27b-nextn", "pace_scale": scale, "endpoint": "chat (bench: sglang-oai-chat)",
                  "output_tokens": tokens, "prompt_tokens": words + 4, "tolerance": "TTFT mean and median within 5 ms + 2%, mean TPOT within 2% (matching mode)"}
     try:
@@ -307,7 +313,7 @@ def bench_case(python: str, bench_python: str, workdir: Path, levels, tokens: in
     except (RuntimeError, subprocess.TimeoutExpired) as exc:
         out.update(error="no bench client: %s" % exc, passed=False)
         return out
-    counts = {c: max(8, 2 * c) for c in levels}
+    counts = {c: max(32, rounds * c) for c in levels}
     first = 0
     words_file = workdir / "bench-words.json"
     vocab = set(BENCH_WORDS) | {"Request", ":", ".", "ok"} | {str(i) for i in range(10 * sum(counts.values()) + 10)}
@@ -333,7 +339,8 @@ def bench_case(python: str, bench_python: str, workdir: Path, levels, tokens: in
             bench = run_bench(bench_python, server.url, model, tokenizer, dataset, count, conc, tokens, workdir / ("bench-%d.out" % conc))
             row["bench"] = {"completed": bench["completed"], "server_ttft_ms_mean": server_mean_ms(before, server_ttft(server.url)),
                             "ttft_ms_mean": round(bench["mean_ttft_ms"], 2),
-                            "ttft_ms_median": round(bench["median_ttft_ms"], 2), "tpot_ms_mean": round(bench["mean_tpot_ms"], 3),
+                            "ttft_ms_median": round(bench["median_ttft_ms"], 2), "ttft_ms_std": round(bench["std_ttft_ms"], 2),
+                            "tpot_ms_mean": round(bench["mean_tpot_ms"], 3),
                             "output_throughput": round(bench["output_throughput"], 2)}
             for mode in ("per-request", "keep-alive"):
                 flush_cache(server.url)
@@ -380,6 +387,7 @@ def main() -> int:
     parser.add_argument("--bench-tokens", type=int, default=128, help="output tokens per request in the bench comparison")
     parser.add_argument("--bench-pace-scale", type=float, default=1.0, help="the stand-in's pace scale in the bench comparison")
     parser.add_argument("--bench-words", type=int, default=40, help="words per prompt in the bench comparison")
+    parser.add_argument("--bench-rounds", type=int, default=4, help="requests per level in the bench comparison, as a multiple of its concurrency")
     parser.add_argument("--skip-bench", action="store_true", help="leave the bench comparison out")
     parser.add_argument("--only-bench", action="store_true", help="run the bench comparison alone")
     args = parser.parse_args()
@@ -397,7 +405,7 @@ def main() -> int:
         passed = report["pace"]["pass"] and report["ceiling"]["pass"]
     if not args.skip_bench:
         bench = bench_case(args.python, args.bench_python, workdir, [int(c) for c in args.bench_levels.split(",")], args.bench_tokens,
-                           args.bench_pace_scale, args.bench_words)
+                           args.bench_pace_scale, args.bench_words, args.bench_rounds)
         report["bench"] = bench
         passed = passed and bench["passed"]
     report["pass"] = passed
