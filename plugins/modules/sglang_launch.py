@@ -85,8 +85,13 @@ options:
       - C(status) touches nothing and reports what the host knows - the last launch's verdict as written on the host
         (RV(last_launch)), who holds the launch lock, whether the last good snapshot verifies. A controller that lost
         the connection mid-launch reads the verdict this way.
+      - C(group_passed) and C(group_failed) give a serving group's verdict to one node, after every node's launch
+        (O(group_role) C(leader) or C(follower)). A node of a group keeps a launch that passed as pending, its previous
+        last good snapshot untouched. Passed - the pending snapshot becomes the last good one. Failed - a node whose
+        launch passed restores its last good files and restarts (stops, when it never had any), and with
+        O(group_restart) every node restarts with its last good files, together (RV(group_action), RV(after_group)).
     type: str
-    choices: [started, restarted, status]
+    choices: [started, restarted, status, group_passed, group_failed]
     default: started
   host:
     description: Address the server listens on, as seen from the target (C(0.0.0.0) is probed on C(127.0.0.1)).
@@ -111,9 +116,17 @@ options:
         so its readiness comes from its journal (the dummy server's start says its schedulers are up), its soak
         counts that server's answers and its unit staying alive, and it runs no probe. The result says whether the
         node C(joined) the rendezvous.
+      - C(leader) and C(follower) keep a launch that passed as pending (RV(pending)) until the group's verdict is given
+        with O(state=group_passed) or O(state=group_failed).
     type: str
     choices: [single, leader, follower]
     default: single
+  group_restart:
+    description:
+      - With O(state=group_failed) - some node of the group restores its last good files, so this node restarts with
+        its own last good files at the same time (a node restarted alone takes its peers down).
+    type: bool
+    default: false
   timeout:
     description: Seconds from the restart to ready before the start fails as C(timeout).
     type: float
@@ -303,6 +316,30 @@ snapshot_rebuilt:
   description: Why the last good snapshot was rebuilt from the running config before the launch.
   type: str
   returned: when it was
+pending:
+  description:
+    - A node of a serving group whose launch passed - its files are kept as pending, the previous last good ones stay
+      the way back until the group's verdict (O(state=group_passed) or O(state=group_failed)).
+  type: bool
+  returned: when a node of a serving group reached ready
+group_action:
+  description:
+    - What the group's verdict did on this node - C(nothing), C(promote) (the pending snapshot became the last good
+      one), C(discard) (a pending snapshot that no longer matched the files on disk), C(restore) (its last good files
+      put back and restarted), C(restart) (restarted with its last good files with the group), C(stop) (nothing good
+      to go back to), C(leave) (rollback is off).
+  type: str
+  returned: with O(state=group_passed) or O(state=group_failed)
+after_group:
+  description:
+    - The fields of this node's launch result that the group's verdict changed (C(pending), C(rolled_back),
+      C(rollback_ready), C(ready), C(rollback), C(restored_files), C(stopped)), to lay over it.
+  type: dict
+  returned: with O(state=group_passed) or O(state=group_failed)
+has_pending:
+  description: Whether a pending snapshot waits for a serving group's verdict.
+  type: bool
+  returned: with O(state=status)
 previous_launch:
   description: The verdict the last launch wrote on the host (C(state) C(done), C(in_progress) or C(interrupted)).
   type: dict
@@ -332,10 +369,11 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.probe.runner impor
     ARGUMENT_SPEC as PROBE_SPEC, MUTUALLY_EXCLUSIVE as PROBE_EXCLUSIVE, ProbeError, probe_and_gate)
 from ansible_collections.gpufleet.sglang.plugins.module_utils.secrets import redact
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.plan import (
-    ASK_READINESS, LEAVE, NOTHING, ROLL_BACK, STOP, WOULD_RESTART, LaunchPlan, plan_launch)
+    ASK_READINESS, LEAVE, NOTHING, PROMOTE, RESTART, RESTORE, ROLL_BACK, STOP, WOULD_RESTART, LaunchPlan, plan_group_verdict,
+    plan_launch)
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.snapshot import (
-    SnapshotError, SwapError, changed_files, current_state, file_digest, files_checksum, load_manifest, pending_swaps,
-    probe_figures, restore_snapshot, save_snapshot, snapshot_exists, snapshot_problems, swap_in)
+    SnapshotError, SwapError, changed_files, current_state, discard_snapshot, file_digest, files_checksum, load_manifest,
+    pending_swaps, probe_figures, promote_snapshot, restore_snapshot, save_snapshot, snapshot_exists, snapshot_problems, swap_in)
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.systemd import (
     JournalFollower, http_status, journal_cursor, journal_suppressed, main_started_at, parse_unit_show, readiness_path,
     show_unit, stopped_pids, unit_pids)
@@ -345,6 +383,7 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.watch impo
 TICK_S = 0.1
 PROBE_INTERVAL_S = 0.15
 MAX_CATCH_UPS = 5  # one-shot journal reads after the exit (each some 20 ms), so a verdict never waits on them for long
+GROUP_STATES = ("group_passed", "group_failed")  # a serving group's verdict on one node (Launcher.group_verdict)
 LOCK_FILE = "launch.lock"  # in state_dir: one launch of an instance at a time on a host (the watchdog reads it too)
 VERDICT_FILE = "last-launch.json"  # in state_dir: the last launch's verdict, for a controller that lost the connection
 
@@ -422,6 +461,10 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
         self.unit: str = params["unit"]
         self.files: List[str] = params["files"]
         self.snapshot_dir = os.path.join(params["state_dir"], "last-good")
+        # A node of a serving group keeps a launch that passed as pending until the group's verdict (state group_passed
+        # or group_failed): rank 0 can still fail after a follower passed, and the group then goes back as one.
+        self.pending_dir = os.path.join(params["state_dir"], "pending")
+        self.in_group = params.get("group_role") in ("leader", "follower")
         self.host = "127.0.0.1" if params["host"] in ("0.0.0.0", "", "::") else params["host"]
         self.port: int = params["port"]
         self.follower = params.get("group_role") == "follower"
@@ -741,7 +784,8 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
         result: Dict[str, Any] = {"changed": False, "restarted": False, "rolled_back": False, "ready": self.is_ready_now(),
                                   "unit": self.unit, "readiness_url": "http://%s:%d%s" % (self.host, self.port, self.path),
                                   "last_launch": self.previous_launch(), "snapshot_problems": snapshot_problems(self.snapshot_dir),
-                                  "has_last_good": snapshot_exists(self.snapshot_dir), "changed_files": []}
+                                  "has_last_good": snapshot_exists(self.snapshot_dir), "changed_files": [],
+                                  "has_pending": snapshot_exists(self.pending_dir)}
         try:
             with open(os.path.join(self.state_dir, LOCK_FILE), "r+", encoding="utf-8") as handle:
                 try:
@@ -760,7 +804,7 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
         if not self.module.check_mode:
             self.lock()
         try:
-            result = self.run_locked()
+            result = self.group_verdict() if self.module.params["state"] in GROUP_STATES else self.run_locked()
         finally:
             self.unlock()
         if previous:
@@ -799,6 +843,8 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
             return result
 
         self.swap(pending, result)
+        if self.in_group:
+            discard_snapshot(self.pending_dir)  # one a run left without the group's verdict: this launch decides anew
         self.write_verdict({"state": "in_progress", "pid": os.getpid(), "started_at": time.time(), "unit": self.unit,
                             "reason": plan.reason, "changed_files": plan.changed_files})
         launched_with = current_state(self.files)
@@ -834,7 +880,10 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
         figures = probe_figures(result.get("probe"))
         if figures:
             extra["probe"] = figures
-        save_snapshot(self.snapshot_dir, self.files, extra)
+        # A node of a serving group: pending until the group's verdict; the previous last good one stays the way back.
+        save_snapshot(self.pending_dir if self.in_group else self.snapshot_dir, self.files, extra)
+        if self.in_group:
+            result["pending"] = True
         result.update(ready=True, time_to_ready_s=launch["elapsed_s"], ready_noticed_at=launch["ready_noticed_at"],
                       main_pid=launch["main_pid"], restarts=launch["restarts"], ready_line=launch.get("ready_line"),
                       soak=launch.get("soak"), joined=launch.get("joined"))
@@ -842,28 +891,82 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
     def recover(self, plan: LaunchPlan, manifest: Optional[Dict[str, Any]], result: Dict[str, Any]) -> None:
         """After a failed start, do what the plan says: roll back to the last good files, stop the unit, or leave it."""
         if plan.on_failure == ROLL_BACK and manifest is not None:
+            self.back_to_last_good(manifest, result, restore=True)
+        elif plan.on_failure == STOP:
+            # Nothing good to go back to: stop, so a crash loop or a hung start does not hold the GPUs.
+            self.run_command(["systemctl", "stop", self.unit])
+            result["stopped"] = True
+
+    def back_to_last_good(self, manifest: Dict[str, Any], result: Dict[str, Any], *, restore: bool) -> None:
+        """Put the last good files back (``restore``; else they are on disk already), restart and follow the unit."""
+        restored: List[str] = []
+        if restore:
             try:
                 restored = restore_snapshot(self.snapshot_dir, manifest)
             except SnapshotError as exc:
                 # Checked before the launch, damaged since: put nothing back, stop rather than run a config nobody chose.
                 self.run_command(["systemctl", "stop", self.unit])
-                result.update(stopped=True, rollback_error=str(exc))
+                result.update(stopped=True, rollback_error=str(exc), ready=False)
                 return
-            # The last good config may listen elsewhere than the one that failed (a port change).
-            endpoint = manifest.get("endpoint") or {}
-            self.host, self.port, self.path = endpoint.get("host", self.host), endpoint.get("port", self.port), endpoint.get("path", self.path)
-            rollback = self.launch_and_follow()
-            result.update(rolled_back=True, restored_files=restored, rollback=rollback, rollback_ready=rollback["outcome"] == "ready",
-                          ready=rollback["outcome"] == "ready")
-            if rollback["outcome"] == "ready":
-                # The process that runs the last good files now is the rollback's: a later drift check compares with it.
-                extra = {key: value for key, value in manifest.items() if key not in ("files", "files_sha256", "format")}
-                extra["invocation"] = show_unit(self.run_command, self.unit).get("InvocationID", "")
-                save_snapshot(self.snapshot_dir, self.files, extra)
-        elif plan.on_failure == STOP:
-            # Nothing good to go back to: stop, so a crash loop or a hung start does not hold the GPUs.
+        # The last good config may listen elsewhere than the one that failed (a port change).
+        endpoint = manifest.get("endpoint") or {}
+        self.host, self.port, self.path = endpoint.get("host", self.host), endpoint.get("port", self.port), endpoint.get("path", self.path)
+        rollback = self.launch_and_follow()
+        result.update(rolled_back=True, restored_files=restored, rollback=rollback, rollback_ready=rollback["outcome"] == "ready",
+                      ready=rollback["outcome"] == "ready")
+        if rollback["outcome"] == "ready":
+            # The process that runs the last good files now is the rollback's: a later drift check compares with it.
+            extra = {key: value for key, value in manifest.items() if key not in ("files", "files_sha256", "format")}
+            extra["invocation"] = show_unit(self.run_command, self.unit).get("InvocationID", "")
+            save_snapshot(self.snapshot_dir, self.files, extra)
+
+    # ------------------------------------------------------------------------------------------- a serving group
+    def group_verdict(self) -> Dict[str, Any]:
+        """``state: group_passed`` / ``group_failed``: what the group's verdict does on this node (plan_group_verdict).
+
+        Passed: the launch kept as pending becomes the last good one. Failed: a node whose own launch passed restores
+        its last good files (kept untouched until now), and with ``group_restart`` every node restarts with its last
+        good files together, as a group restarts as one. ``after_group`` holds the fields of the node's launch result
+        that this changed, for the group's message and the records.
+        """
+        params = self.module.params
+        result: Dict[str, Any] = {"changed": False, "restarted": False, "rolled_back": False, "unit": self.unit, "changed_files": [],
+                                  "readiness_url": "http://%s:%d%s" % (self.host, self.port, self.path), "swapped": [], "after_group": {}}
+        pending = load_manifest(self.pending_dir) if snapshot_exists(self.pending_dir) else None
+        pending_ok = pending is not None and not snapshot_problems(self.pending_dir)
+        manifest = load_manifest(self.snapshot_dir) if snapshot_exists(self.snapshot_dir) and not snapshot_problems(self.snapshot_dir) else None
+        plan = plan_group_verdict(passed=params["state"] == "group_passed", has_pending=pending is not None,
+                                  pending_matches_disk=pending_ok and not changed_files(current_state(self.files), pending),
+                                  has_last_good=manifest is not None, group_restart=bool(params.get("group_restart")), rollback=params["rollback"])
+        result["group_action"] = plan.action
+        if plan.action == NOTHING:
+            return result
+        result.update(changed=True, restarted=plan.action in (RESTORE, RESTART))
+        if pending is not None and plan.action in (RESTORE, STOP):
+            result["changed_files"] = changed_files(current_state(self.files), manifest) if manifest else sorted(self.files)
+        if self.module.check_mode:
+            result["msg"] = "the group's verdict would %s on %s" % (plan.action, self.unit)
+            return result
+        if plan.action == PROMOTE:
+            promote_snapshot(self.pending_dir, self.snapshot_dir)
+        elif plan.drop_pending:
+            discard_snapshot(self.pending_dir)  # the group did not approve it (or it is stale): the last good one stays
+        after: Dict[str, Any] = {"pending": False}
+        if plan.action == STOP:
+            # Its first launch passed, the group failed: nothing good to go back to; stop so it holds no GPUs.
             self.run_command(["systemctl", "stop", self.unit])
             result["stopped"] = True
+            after.update(stopped=True, ready=False)
+        elif plan.action in (RESTORE, RESTART) and manifest is not None:
+            self.back_to_last_good(manifest, result, restore=plan.action == RESTORE)
+            after.update({key: result[key] for key in ("rolled_back", "rollback_ready", "ready", "rollback", "restored_files", "stopped",
+                                                       "rollback_error") if key in result})
+        result["after_group"] = after
+        record = self.previous_launch() or {}
+        record["group_verdict"] = {"action": plan.action, "at": time.time(), "ready": result.get("ready"),
+                                   "rolled_back": result["rolled_back"], "stopped": result.get("stopped", False)}
+        self.write_verdict(record)
+        return result
 
 
 def read_text(path: str) -> str:
@@ -931,12 +1034,13 @@ def main(follow_journal: FollowJournal = JournalFollower, http_check: HttpCheck 
             "staged": {"type": "list", "elements": "dict", "default": [],
                        "options": {"src": {"type": "path", "required": True}, "dest": {"type": "path", "required": True}}},
             "state_dir": {"type": "path", "required": True},
-            "state": {"type": "str", "choices": ["started", "restarted", "status"], "default": "started"},
+            "state": {"type": "str", "choices": ["started", "restarted", "status", "group_passed", "group_failed"], "default": "started"},
             "host": {"type": "str", "default": "127.0.0.1"},
             "port": {"type": "int", "default": 30000},
             "sglang_version": {"type": "str", "required": True},
             "readiness_path": {"type": "str"},
             "group_role": {"type": "str", "choices": ["single", "leader", "follower"], "default": "single"},
+            "group_restart": {"type": "bool", "default": False},
             "timeout": {"type": "float", "default": 1800},
             "stall_timeout": {"type": "float", "default": 600},
             "stall_timeouts": {"type": "dict", "default": {}},

@@ -332,10 +332,11 @@ def _serving_again(result: Any) -> str:
     if result.get("stopped"):
         return "stopped (nothing good to go back to)"
     if result.get("ready") and result.get("failure") is None and result.get("restarted") and result.get("changed_files"):
-        # Its own launch passed (a follower's soak ended before rank 0 failed, e.g. rank 0's probe gate): it runs
-        # the new config, which it kept as its last good one, and has nothing to go back to (docs/serving-groups.md).
-        return ("ready with the NEW config, not rolled back (its launch passed before the group failed): deploy the "
-                "group's last good config again")
+        # Its own launch passed before the group failed (a follower's soak ended before rank 0's probe gate missed).
+        if result.get("pending"):
+            # the group's verdict has not been given on it yet: it goes back with the group (sglang_launch group_failed)
+            return "ready with the NEW config, kept pending until the group's verdict rolls it back"
+        return "ready with the NEW config, not rolled back (sglang_server_rollback is off)"
     return "not rolled back (its files were already the last good ones)"
 
 
@@ -347,7 +348,13 @@ def serving_group_verdict(members: Any, group: Any, results: Any) -> Dict[str, A
     only lost its peer (``peer_rank_lost``), and of those the first by the time its failure was seen. A rendezvous
     that timed out on rank 0 names the nodes whose journal never said they joined.
 
-    Returns ``{failed, msg, first, cause, never_joined, nodes}``; ``msg`` is empty when every node is ready.
+    A node whose own launch passed keeps its files as pending (``pending`` in its result) until this verdict: a failed
+    group with such a node restores it, and every node restarts with its last good files together
+    (``group_restart``, given to ``sglang_launch`` ``state: group_failed``). The message is meant for after that step,
+    with its ``after_group`` laid over each node's result.
+
+    Returns ``{failed, msg, first, cause, never_joined, nodes, group_restart}``; ``msg`` is empty when every node is
+    ready.
     """
     hosts = [str(h) for h in members or []]
     results = results if isinstance(results, Mapping) else {}
@@ -355,9 +362,10 @@ def serving_group_verdict(members: Any, group: Any, results: Any) -> Dict[str, A
     failures = {host: _failure_of(results.get(host)) for host in hosts}
     failed = [host for host in hosts if failures[host] is not None]
     nodes = {host: {"node_rank": rank[host], "failed": failures[host] is not None,
-                    "cause": (failures[host] or {}).get("cause"), "after": _serving_again(results.get(host))} for host in hosts}
+                    "cause": (failures[host] or {}).get("cause"), "after": _serving_again(results.get(host)),
+                    "pending": bool(isinstance(results.get(host), Mapping) and results[host].get("pending"))} for host in hosts}
     if not failed:
-        return {"failed": False, "msg": "", "first": None, "cause": None, "never_joined": [], "nodes": nodes}
+        return {"failed": False, "msg": "", "first": None, "cause": None, "never_joined": [], "nodes": nodes, "group_restart": False}
     primary = [h for h in failed if failures[h].get("cause") not in SECONDARY_CAUSES] or failed
 
     def seen(host: str) -> Tuple[float, int]:
@@ -392,4 +400,5 @@ def serving_group_verdict(members: Any, group: Any, results: Any) -> Dict[str, A
                                           else "failed: %s" % failures[h].get("cause")) for h in others]
         text += ". Then: %s" % "; ".join(said)
     text += ". Every node: %s." % "; ".join("%s %s" % (h, nodes[h]["after"]) for h in hosts)
-    return {"failed": True, "msg": text, "first": first, "cause": why.get("cause"), "never_joined": never_joined, "nodes": nodes}
+    return {"failed": True, "msg": text, "first": first, "cause": why.get("cause"), "never_joined": never_joined, "nodes": nodes,
+            "group_restart": any(node["pending"] for node in nodes.values())}

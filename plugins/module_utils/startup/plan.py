@@ -74,3 +74,49 @@ def plan_launch(*, has_last_good: bool, changed: Sequence[str], files_changed: b
     else:
         return LaunchPlan(NOTHING, reported, None, on_failure)
     return LaunchPlan(WOULD_RESTART if check_mode else RESTART, reported, reason, on_failure)
+
+
+# ------------------------------------------------------------------------------------------------ a serving group
+# A node of a serving group (docs/serving-groups.md) whose own launch passed keeps the new files as PENDING: its
+# previous last good snapshot stays until the group's verdict, since rank 0 can still fail after a follower's soak
+# ended (its warmup, its probe gate). What the verdict leads to on one node:
+PROMOTE = "promote"  # the group passed: the pending snapshot becomes the last good one
+DISCARD = "discard"  # a pending snapshot that no longer matches the files on disk (a run that never got its verdict)
+RESTORE = "restore"  # the group failed after this node passed: put its last good files back, restart with the group
+# RESTART: the group failed and other nodes restore: restart with its (last good) files, as one group
+# STOP: the group failed, this node passed on its first launch and has nothing good to go back to
+# LEAVE: the group failed and rollback is off: its pending snapshot is dropped, the files left as they are
+
+
+class GroupVerdictPlan(NamedTuple):
+    """What the group's verdict does on one node."""
+
+    action: str  # NOTHING, PROMOTE, DISCARD, RESTORE, RESTART, STOP or LEAVE
+    drop_pending: bool  # whether the pending snapshot goes (promoted, stale, or not approved by the group)
+
+
+def plan_group_verdict(*, passed: bool, has_pending: bool, pending_matches_disk: bool, has_last_good: bool,
+                       group_restart: bool, rollback: bool) -> GroupVerdictPlan:
+    """Decide what the group's verdict does on one node.
+
+    ``passed``: every node of the group reached ready (the controller's ``serving_group_verdict``); ``has_pending``:
+    this node's launch passed and kept its files as pending; ``pending_matches_disk``: the files on disk are those
+    of the pending snapshot; ``has_last_good``: a verified last good snapshot exists (from before this launch);
+    ``group_restart``: some node of the failed group restores its last good files, so every node restarts (a node
+    restarted alone takes its peers down); ``rollback``: the role's rollback setting.
+
+    The previous last good snapshot is never touched before the group passed: a failed group restores from it.
+    """
+    if passed:
+        if not has_pending:
+            return GroupVerdictPlan(NOTHING, False)
+        return GroupVerdictPlan(PROMOTE if pending_matches_disk else DISCARD, True)
+    if not rollback:
+        return GroupVerdictPlan(LEAVE if has_pending else NOTHING, has_pending)
+    if has_pending and not has_last_good:
+        return GroupVerdictPlan(STOP, True)
+    if has_pending:
+        return GroupVerdictPlan(RESTORE, True)
+    if group_restart and has_last_good:
+        return GroupVerdictPlan(RESTART, False)
+    return GroupVerdictPlan(NOTHING, False)

@@ -141,6 +141,25 @@ def save_snapshot(snapshot_dir: str, paths: List[str], extra: Optional[Dict[str,
     return manifest
 
 
+def promote_snapshot(pending_dir: str, snapshot_dir: str) -> None:
+    """Make a pending snapshot (a serving group node's launch that passed, waiting for the group's verdict) the last
+    good one, by rename: the previous last good one is removed only once the pending one is in its place."""
+    old = snapshot_dir + ".old"
+    shutil.rmtree(old, ignore_errors=True)
+    if os.path.exists(snapshot_dir):
+        os.rename(snapshot_dir, old)
+    os.rename(pending_dir, snapshot_dir)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def discard_snapshot(snapshot_dir: str) -> bool:
+    """Remove a snapshot folder (a pending one the group did not approve); whether there was one."""
+    if not os.path.lexists(snapshot_dir):
+        return False
+    shutil.rmtree(snapshot_dir, ignore_errors=True)
+    return True
+
+
 def restore_snapshot(snapshot_dir: str, manifest: Dict[str, Any]) -> List[str]:
     """Put the last-good files back (atomic replace per file, owner and mode kept); returns what changed.
 

@@ -308,3 +308,15 @@ def test_a_long_error_is_cut_and_no_sentence_ends_twice():
 def test_a_failed_task_without_a_diagnosis_still_fails_the_group():
     verdict = serving_group_verdict(["a", "b"], "g", {"a": READY, "b": {"failed": True, "msg": "job not found"}})
     assert verdict["first"] == "b" and "(job not found)" in verdict["msg"]
+
+
+def test_a_node_that_passed_and_is_pending_makes_the_failed_group_restart_and_is_then_reported_rolled_back():
+    passed = dict(READY, restarted=True, changed_files=["/etc/sglang/main.yaml"], pending=True)
+    before = serving_group_verdict(["a", "b"], "g", {"a": failed("probe_gate_failed", 5.0), "b": passed})
+    assert before["failed"] is True and before["group_restart"] is True and before["nodes"]["b"]["pending"] is True
+    assert "b ready with the NEW config, kept pending until the group's verdict rolls it back" in before["msg"]
+    after = dict(passed, pending=False, rolled_back=True, rollback_ready=True)  # sglang_launch group_failed's after_group laid over
+    verdict = serving_group_verdict(["a", "b"], "g", {"a": failed("probe_gate_failed", 5.0), "b": after})
+    assert "a rolled back, serving its last good config again; b rolled back, serving its last good config again" in verdict["msg"]
+    assert "NEW config" not in verdict["msg"] and verdict["group_restart"] is False
+    assert serving_group_verdict(["a", "b"], "g", {"a": READY, "b": passed})["group_restart"] is False  # a passed group: promoted
