@@ -9,16 +9,16 @@ scans every log with the scanner the launch module runs (``plugins/module_utils/
 * a successful start (``ready``, ``ready_runtime_error``, ``ready_shutdown``) is scanned without an exit (the
   server went on serving, or its end came after ready); it is "called failed" when the verdict is ``failed``.
 
-Per split (``dev``: the patterns were written on it; ``opened``, ``opened2``, ``opened3``, ``opened4``, ``opened5``
-and ``opened6``: the first to sixth test splits, each measured once before any pattern was written for it, then
-opened for development (``opened4`` was measured as ``test`` at 12 of 19 failed starts right, ``opened5`` as ``test``
-at 16 of 24, ``opened6`` as ``test`` at 9 of 22); ``test``: the next held-out split (297 and later), collected after
-the scanner, never tuned on (empty until its rows are added);
+Per split (``dev``: the patterns were written on it; ``opened`` to ``opened7``: the first to seventh test splits,
+each measured once before any pattern was written for it, then opened for development (``opened4`` was measured as
+``test`` at 12 of 19 failed starts right, ``opened5`` as ``test`` at 16 of 24, ``opened6`` as ``test`` at 9 of 22,
+``opened7`` as ``test`` at 11 of 20); ``test``: the next held-out split (330 and later), collected after the scanner,
+never tuned on (empty until its rows are added);
 ``constructed``: logs built from SGLang's and systemd's strings for labels without a public log) and per cause:
 detection, cause accuracy, successes called failed, and the list of misses (file, label, verdict, cause, error
 message). ``scan_pace`` is the scanner's own speed on the chosen splits' logs, fed line by line (lines per second).
 
-    benchmarks/diagnosis_accuracy.py [--split dev|opened|opened2|opened3|opened4|opened5|opened6|test|constructed|all] [--corpus DIR]
+    benchmarks/diagnosis_accuracy.py [--split dev|opened|opened2|opened3|opened4|opened5|opened6|opened7|test|constructed|all] [--corpus DIR]
 """
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ from typing import Any, Dict, List
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "data" / "startup_corpus"
 SUCCESS_OUTCOMES = ("ready", "ready_runtime_error", "ready_shutdown")
+SPLITS = ("dev", "opened", "opened2", "opened3", "opened4", "opened5", "opened6", "opened7", "test", "constructed")
 
 
 def import_collection() -> None:
@@ -119,13 +120,12 @@ def pace(rows: List[Dict[str, Any]], corpus: Path, repeat: int = 3) -> Dict[str,
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--split", choices=("dev", "opened", "opened2", "opened3", "opened4", "opened5", "opened6", "test", "constructed", "all"),
-                        default="all")
+    parser.add_argument("--split", choices=SPLITS + ("all",), default="all")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     args = parser.parse_args()
     import_collection()
     rows = json.loads((args.corpus / "corpus.json").read_text(encoding="utf-8"))
-    splits = ("dev", "opened", "opened2", "opened3", "opened4", "opened5", "opened6", "test", "constructed") if args.split == "all" else (args.split,)
+    splits = SPLITS if args.split == "all" else (args.split,)
     print(json.dumps({
         "benchmark": "diagnosis_accuracy",
         "what": "startup scanner on the verbatim corpus of real SGLang startup logs (tests/data/startup_corpus)",
