@@ -131,13 +131,22 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|\b" + _TOOLS + r"(?:: command)?: not found|(?:Could not|cannot|unable to) find (?:nvcc|ninja|CUDA_HOME|the CUDA (?:toolkit|installation))"
         r"|CUDA_HOME environment variable is not set|CUDA_HOME[^\n]{0,40}(?:not set|does not exist)|nvcc not found"
         r"|libnvrtc[\w.-]*: cannot open shared object file|Failed to find C compiler"
-        r"|fatal error: (?:cuda|cuda_runtime|cuda_fp16|cuda_bf16|cublas_v2|nvrtc|Python)\w*\.h: No such file", re.I), ROOT),
+        r"|fatal error: (?:cuda|cuda_runtime|cuda_fp16|cuda_bf16|cublas_v2|nvrtc|Python)\w*\.h: No such file"
+        # the shell's own words for a tool it cannot run (bash: "/opt/rocm/bin/hipcc: No such file or directory", "nvcc:
+        # command not found"), which's, gcc's for a part of itself not installed (cc1plus), and the shell's exit
+        # status for a command not found (127) as a build tool reports it
+        + r"|\b" + _TOOLS + r": (?:No such file or directory|command not found)|\bwhich: no " + _TOOLS + r" in \("
+        r"|cannot execute '[\w+.-]+': (?:execvp: )?No such file|FAILED: \[code=127\]"
+        r"|\b(?:ninja|make|cmake|sh)\b[^\n]{0,20} exited with (?:status|code) 127\b|returned non-zero exit status 127\b", re.I), ROOT),
     # A peer GPU's buffer opened over CUDA IPC at the C++ source of the code that shares buffers between the GPUs of a
     # node (DeepEP's intranode buffer sync, the custom all-reduce) refused with "invalid resource handle": IPC between
     # these GPUs does not work here. Before the illegal-memory-access rule: an access that follows it through the
     # handle that did not open is its consequence (the first CUDA error is the cause).
+    # The same code refused by the driver when it sets the shared memory up (DeepEP's shared_memory.hpp: IPC or fabric
+    # handles of its cuMem allocations): "not permitted" / "not supported" there is the sharing not allowed here.
     ("p2p_unsupported", re.compile(
-        r"(?:deep_ep|custom_all_reduce|buffer)\.(?:cpp|cuh?):\d+[^\n]{0,20}'?invalid resource handle"), ROOT),
+        r"(?:deep_ep|custom_all_reduce|buffer|shared_memory)\.(?:cpp|cuh?|hpp):\d+[^\n]{0,20}(?:'?invalid resource handle"
+        r"|CUDA_ERROR_NOT_(?:PERMITTED|SUPPORTED)|cudaErrorNot(?:Permitted|Supported))"), ROOT),
     ("illegal_memory_access", re.compile(
         r"an illegal memory access was encountered|cudaErrorIllegalAddress|CUDA_ERROR_ILLEGAL_ADDRESS"
         r"|an illegal instruction was encountered|cudaErrorIllegalInstruction|misaligned address|cudaErrorMisalignedAddress",
@@ -166,6 +175,16 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|ptxas[^\n]*error\s*: Feature '[^'\n]*' not supported on|No supported CUDA architectures found for major versions?"
         # FlashInfer's prefill finds no tiling of this head size that fits the GPU's shared memory (an L40, sm_89)
         r"|Unsupported max_mma_(?:kv|q): 0\b", re.I), ROOT),
+    # A compiled kernel package's own device assertion on what SGLang hands it (DeepGEMM's "Assertion failed: <file>:<line>,
+    # condition: ...", CUDA's "<file>:<line>: <kernel>: block: [..], thread: [..] Assertion `...` failed."): the package
+    # is of another version than the SGLang that calls it (a release that checks its inputs more strictly)
+    ("package_mismatch", re.compile(
+        r"\b(?:deep_gemm|flashinfer|flash_mla|sgl_kernel)/[^\s:]*\.cuh?:\d+(?:, condition: |: [^\n]*Assertion `)"), ROOT),
+    # SGLang's own file importing a name another of its modules no longer has: the checkout's files do not fit each
+    # other (a bug of that commit, or two versions mixed): no package to change, so no cause is named (hint: unknown)
+    ("unknown", re.compile(
+        r"File \"[^\"\n]*\bsglang/srt/[^\"\n]*\", line \d+, in \w+\n" + _FRAME_BODY + r"ImportError: cannot import name '\w+' from 'sglang\."),
+     ROOT),
     ("package_mismatch", re.compile(
         r"undefined symbol: |Could not load any common_ops library|No module named '[\w.]+'"
         r"|cannot import name '\w+' from|cannot open shared object file"
@@ -180,6 +199,12 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # transformers now registers a config class of the same name that SGLang registers for itself: a transformers
         # newer than the SGLang release knows
         r"|is already used by a Transformers model", re.I), ROOT),
+    # The MoE runner backend reading what the all-to-all backend's dispatch hands it, and that object lacking it
+    # (flashinfer_mxfp4's runner on DeepEP's low-latency output; DeepEPLLOutput before the classes were renamed), or a
+    # runner's own bare check of the dispatch format: the two MoE options do not fit each other
+    ("incompatible_arguments", re.compile(
+        r"'(?:\w*(?:Dispatch|Combine)(?:Output|Input)\w*|DeepEP\w*Output)' object has no attribute"
+        r"|assert \w*DispatchOutputChecker\.format_is_\w+\(" + _BARE_ASSERT_END), ROOT),
     ("peer_rank_lost", re.compile(
         r"gloo/transport/tcp/pair\.cc:\d+\] Connection|Connection was likely closed\. Did the remote server shutdown or crash"
         r"|(?:gloo|Gloo|c10d|TCPStore|ProcessGroup\w*)[^\n]{0,200}Connection (?:closed|reset) by peer"
@@ -194,6 +219,12 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # IPC between these GPUs not working (another error at that source, an ECC fault, is not this)
         r"|(?:invalid argument|invalid resource handle)[^\n]{0,80}\n?[^\n]{0,160}custom_all_reduce\.cuh?:\d+"
         r"|custom_all_reduce\.cuh?:\d+[^\n]{0,80}\n?[^\n]{0,80}(?:invalid argument|invalid resource handle)", re.I), ROOT),
+    # Triton's "compilation" error for an argument that is None (AttributeError("'NoneType' object has no attribute
+    # 'type'")) is no compiler failing but a tensor the caller did not have; in the speculative draft's path (its
+    # worker, its graphs) the draft's setup with this model and backend does not work
+    ("speculative_decoding_error", re.compile(
+        r"(?:/speculative/|draft_worker|eagle_worker|DraftWorker|EAGLEWorker|multi_layer_eagle)[\s\S]{0,8000}?CompilationError\b"
+        r"[\s\S]{0,1500}?'NoneType' object has no attribute"), ROOT),
     ("kernel_compile_failed", re.compile(
         r"ninja: build stopped|Error building extension|CompilationError|nvcc fatal|fatal error: \S+: No such file or directory"
         r"|collect2: error|ld returned \d+ exit status|CalledProcessError: Command '\[?'(?:ninja|nvcc|gcc|g\+\+|cc|c\+\+)'"
@@ -211,6 +242,11 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # NCCL's own allocation of its buffers on the GPU failed (a memory fraction that leaves NCCL no room)
         r"|Failed to CUDA (?:calloc|malloc|host alloc)\w* \d+ bytes|NCCL WARN Cuda failure 'out of memory'"
         r"|The memory capacity is unbalanced", re.I), ROOT),  # another process holds memory on some of the GPUs
+    # a rank's shard of a checkpoint tensor lies beyond it (torch's narrow, which the weight loaders use to take a TP
+    # shard): the layer does not split into tp_size shards of the size the runtime layout wants
+    ("parallelism_mismatch", re.compile(
+        r"\.narrow\([^\n]*\n(?:[^\n]*\n){0,3}?(?:RuntimeError|IndexError): start \(\d+\) \+ length \(\d+\) exceeds dimension size"
+        r"|in (?:\w*weight_loader\w*|_load_w\d+|load_weights?\w*)\n" + _FRAME_BODY + r"(?:RuntimeError|IndexError): start \(\d+\) \+ length"), ROOT),
     ("parallelism_mismatch", re.compile(
         r"(?:\b|= ?)\d+ is not divisible by (?:[\w ]+= ?)?\d+|(?:tp_size|tensor[_ -]parallel(?:[_ ]size)?|pp_size"
         r"|pipeline[_ ]parallel(?:[_ ]size)?|dp_size|attn_dp_size|moe_dp_size|ep_size|attn_cp_size|world[_ ]size"
@@ -261,6 +297,9 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # SGLang's generic transformers fallback (TransformersForCausalLM, spelled TransformersForCasualLM in some
         # releases) used because it has no class of its own for the model, and the fallback cannot run it either
         r"|'Transformers\w*For\w+' object has no attribute"
+        # ... or finds no class for the architecture in transformers either (SGLang's and vLLM's resolve_transformers_arch)
+        r"|is not a registered model in the Transformers library|Cannot find model module\. '"
+        r"|The Transformers implementation of '?\w+'? is not compatible with (?:SGLang|vLLM)"
         r"|architectures\[0\](?:[^\n]*\n){1,4}TypeError: 'NoneType' object is not subscriptable"
         # transformers does not know the config's model_type (an architecture newer than the installed transformers)
         r"|configuration_auto\.py\", line \d+, in __getitem__\n" + _FRAME_BODY + r"KeyError: '"
@@ -287,6 +326,8 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
     # implementation of the model can read (a quantized or converted variant it does not support). After the
     # speculative rule: in a draft model's loader it is the draft's checkpoint.
     ("unsupported_model_architecture", _WEIGHT_LOADER_FAILED_RE, ROOT),
+    # torch's narrow beyond a dimension without the loader's frame: a sign of a shard that does not fit.
+    ("parallelism_mismatch", re.compile(r"start \(\d+\) \+ length \(\d+\) exceeds dimension size \(\d+\)"), HINT),
     # Weak signs, after every specific rule: one package called another with the signature of another version.
     ("package_mismatch", re.compile(
         r"TypeError: (?!(?:[\w.]*\.)?_[a-z])[^\n]*(?:got an unexpected keyword argument|missing \d+ required positional argument"
@@ -339,7 +380,8 @@ _PORT_RE = re.compile(r"\('?[\w.:\[\]-]*'?, (?P<port>\d+)(?:, \d+, \d+)?\)|port 
 _ARCH_RE = re.compile(r"Model architectures? \[(?P<arch>[^\]]*)\]")
 _HTTP_STATUS_RE = re.compile(r"Response \[(?P<status>\d{3})\]|\" (?P<status2>[45]\d\d)\b")
 _MISSING_TOOL_RE = re.compile(r"No such file or directory: '(?:[^'\n]*/)?(?P<tool>" + _TOOLS + r")'|\b(?P<tool2>" + _TOOLS
-                              + r")(?:: command)?: not found|(?P<ninja>Ninja is required)")
+                              + r")(?:: command)?: not found|(?P<ninja>Ninja is required)|\b(?P<tool3>" + _TOOLS
+                              + r"): (?:No such file or directory|command not found)|\bwhich: no (?P<tool4>" + _TOOLS + r") in \(")
 _MISSING_MODULE_RE = re.compile(r"No module named '(?P<module>[\w.]+)'")
 _UNDEFINED_NAME_RE = re.compile(r"NameError: name '(?P<name>\w+)' is not defined")
 _UNDEFINED_NAME_HINT = (
@@ -439,7 +481,10 @@ _NOTABLE_WORDS = (
     "deserializing header", "headertoolarge", "distbackenderror", "cuda calloc", "cuda malloc", "cuda host alloc",
     "to be installed", "is not installed", "model config", "only support", "finish loading", "become ready",
     "fallback pattern", "custom_all_reduce.cu", "http_ready", "watchdog timeout", "pyspy dump", "cur_batch", "error 802",
-    "systemnotready", "system_not_ready", "ptxas", "exit status", "invalid resource handle",
+    "systemnotready", "system_not_ready", "ptxas", "exit status", "invalid resource handle", "which: no ", "cannot execute",
+    "code=127", "status 127", "not_permitted", "not_supported", "notpermitted", "notsupported", "condition: ", "assertion `",
+    "registered model", "cannot find model module", "transformers implementation", "dispatchoutput", "dispatchinput",
+    "combineoutput", "combineinput", "exceeds dimension size", "output' object",
 )
 
 
@@ -591,7 +636,18 @@ def _hint_invalid_arguments(message: str, phase: Optional[str], evidence: str) -
 _QUANT_CONFIG_RE = re.compile(r"model config \((?P<config>[\w-]+)\) does not match[^\n]*?\((?P<arg>[\w-]+)\)")
 
 
+_MOE_OUTPUT_RE = re.compile(r"'(?P<output>\w*(?:Dispatch|Combine)(?:Output|Input)\w*|DeepEP\w*Output)' object has no attribute "
+                            r"'(?P<attr>\w+)'|(?P<check>DispatchOutputChecker)\.format_is_")
+
+
 def _hint_incompatible_arguments(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
+    moe = _MOE_OUTPUT_RE.search(message) or _MOE_OUTPUT_RE.search(evidence)
+    if moe:
+        what = "its check of the dispatch format failed" if moe.group("check") else f"{moe.group('output')} has no {moe.group('attr')}"
+        return (f"The MoE runner backend cannot take what the all-to-all backend hands it ({what}): moe_runner_backend and "
+                "moe_a2a_backend in sglang_server_args do not fit each other on this release. Choose a moe_runner_backend "
+                "that supports that moe_a2a_backend (with DeepEP's low-latency mode: deep_gemm rather than flashinfer_mxfp4), "
+                "or another moe_a2a_backend; dropping one of them confirms it.")
     match = _QUANT_CONFIG_RE.search(message) or _QUANT_CONFIG_RE.search(evidence)
     if match:
         return (f"The checkpoint's config says it is quantized with {match.group('config')}, and sglang_server_args sets "
@@ -618,6 +674,12 @@ def _hint_parallelism(message: str, phase: Optional[str], evidence: str) -> Opti
     if "invalid device ordinal" in evidence or "hipErrorInvalidDevice" in evidence:
         return ("A rank asked for a GPU this node does not have: tp_size * pp_size / nnodes GPUs must be visible on every node "
                 "(CUDA_VISIBLE_DEVICES, the container's GPUs, base_gpu_id): lower tp_size or add nodes (nnodes, node_rank).")
+    if "exceeds dimension size" in evidence:
+        return ("A weight of the checkpoint does not split into tp_size shards of the size this release's layout takes "
+                "(a rank's shard starts beyond the tensor: start + length exceeds its dimension; a narrow MoE or quantized "
+                "layer that would need padding): choose a tp_size that divides that layer (for MoE experts, expert "
+                "parallelism, ep_size equal to tp_size, keeps each expert whole on a rank instead of splitting its width), "
+                "or upgrade SGLang (sglang_install_version) to a release whose loader pads such layers.")
     match = _DIVISIBLE_RE.search(message) or _DIVISIBLE_RE.search(evidence)
     detail = f" ({match.group('a')} is not divisible by {match.group('b')})" if match else ""
     return (f"The parallel layout does not fit the model{detail}: pick a tp_size that divides the model's attention heads "
@@ -658,7 +720,18 @@ _MODEL_TYPE_HINT = (
     "alone.")
 
 
+_UNREGISTERED_RE = re.compile(r"'(?P<arch>\w+)' is not a registered model in the Transformers library"
+                              r"|The Transformers implementation of '?(?P<arch2>\w+)'? is not compatible")
+
+
 def _hint_architecture(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
+    unregistered = _UNREGISTERED_RE.search(evidence)
+    if unregistered:
+        arch = unregistered.group("arch") or unregistered.group("arch2")
+        return (f"This SGLang build has no model class of its own for {arch}, and its transformers fallback has none "
+                "either (transformers does not know it, or its class cannot run under SGLang): install an SGLang release "
+                "that supports the model (sglang_install_version; a main build from before its support is not one), or "
+                "serve a model this release supports.")
     if re.search(r"'Transformers\w*For\w+' object has no attribute", evidence):
         return ("SGLang has no implementation of its own for this model, and its transformers fallback "
                 "(TransformersForCausalLM) cannot run it on this release (it lacks what the model's layers need): "
@@ -712,7 +785,13 @@ def _hint_jit_tool(message: str, phase: Optional[str], evidence: str) -> Optiona
     match = _MISSING_TOOL_RE.search(message) or _MISSING_TOOL_RE.search(evidence)
     if match is None:
         return None
-    tool = "ninja" if match.group("ninja") else (match.group("tool") or match.group("tool2"))
+    named = match.group("tool") or match.group("tool2") or match.group("tool3") or match.group("tool4")
+    tool = "ninja" if match.group("ninja") else named
+    if tool == "hipcc":
+        return ("The JIT kernel build ran ROCm's compiler (hipcc under /opt/rocm), which is not installed: on an NVIDIA host "
+                "the JIT picked the ROCm toolchain because a ROCm folder exists (a stray /opt/rocm, or ROCM_HOME/HIP_PATH "
+                "set). Remove or rename that folder (or unset those variables in sglang_server_env) so that the CUDA "
+                "toolkit's nvcc is used; on an AMD host install ROCm's hipcc instead.")
     where = ("pip install ninja into the SGLang venv" if tool == "ninja" else
              "install the CUDA toolkit that matches torch's CUDA" if tool in ("nvcc", "ptxas", "cicc", "fatbinary", "nvlink") else
              "install the build tools (apt-get install build-essential)")
@@ -727,7 +806,18 @@ _MISSING_LIBRARY_RE = re.compile(r"(?P<lib>lib[\w.+-]+\.so[\w.]*): cannot open s
 _REQUIRED_PACKAGE_RE = re.compile(r"\brequires \"?(?P<package>[\w.\[\]-]+)\"? to be installed|\b(?P<package2>[\w.-]+) is not installed\. ")
 
 
+_KERNEL_ASSERT_RE = re.compile(r"\b(?P<package>deep_gemm|flashinfer|flash_mla|sgl_kernel)/[^\s:]*\.cuh?:\d+"
+                               r"(?:, condition: |: [^\n]*Assertion `)")
+
+
 def _hint_package(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
+    assertion = _KERNEL_ASSERT_RE.search(evidence)
+    if assertion:
+        package = assertion.group("package")
+        return (f"A compiled kernel of {package} stopped on its own device assertion about what SGLang handed it: the installed "
+                f"{package} is of another version than this SGLang release was made with (a newer {package} that checks its "
+                "inputs more strictly, such as sgl-deep-gemm 0.1.4 under an SGLang made for 0.1.3). Install the version this "
+                "SGLang release pins (sglang_install role) rather than a newer one alone, or an SGLang release made for it.")
     if _KERNEL_LOADER_RE.search(evidence):
         library = _MISSING_LIBRARY_RE.search(evidence)
         named = f" (it links {library.group('lib')}, which this host does not have)" if library else ""
@@ -815,6 +905,11 @@ _STATED_FLOOR_RE = re.compile(r"only supports? (?:sm_?|SM ?|compute capability )
                               re.I)
 _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
     "speculative_decoding_error": (
+        (lambda message, evidence: "CompilationError" in evidence and "'NoneType' object has no attribute" in evidence,
+         ("A Triton kernel in the draft model's path was handed no tensor (None) for an argument: the speculative "
+          "setup (speculative_algorithm with this draft and model) does not work with the attention backend in use on "
+          "this release. Try another attention_backend (or speculative_draft_attention_backend) that this GPU has, or "
+          "upgrade SGLang (sglang_install_version); remove the speculative_* keys to confirm the base model starts.")),
         (_draft_layout,
          ("The draft model's weights are not in the layout SGLang's loader expects (a weight name it does not know, or a "
           "shape of another checkpoint): use a draft checkpoint made for SGLang and this target model (an EAGLE/EAGLE3 "
@@ -874,6 +969,13 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "driver supports this CUDA build (nvidia-smi) and that the GPUs are visible to the unit, then restart.")),
     ),
     "p2p_unsupported": (
+        (lambda message, evidence: bool(re.search(r"shared_memory\.\w+:\d+[^\n]{0,20}(?:NOT_(?:PERMITTED|SUPPORTED)|Not(?:Permitted|Supported))",
+                                                  evidence)),
+         ("The driver refused the GPU memory sharing DeepEP sets up between the GPUs (not permitted / not supported at its "
+          "shared-memory setup: CUDA IPC or fabric handles of its allocations): run all ranks of a node in one IPC "
+          "namespace (a container needs --ipc=host, a pod hostIPC, and every GPU's device files), for fabric handles on "
+          "NVLink-switch systems the IMEX channel devices too; check DeepEP's build for this GPU and driver, or start "
+          "without DeepEP (drop moe_a2a_backend: deepep) to confirm the rest works.")),
         (lambda message, evidence: "deep_ep" in evidence.lower(),
          ("DeepEP could not open another GPU's buffer over CUDA IPC ('invalid resource handle'; an illegal memory access "
           "after it is the consequence): run all ranks of a node in one IPC namespace (a container needs --ipc=host, a "
@@ -906,6 +1008,10 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "checkpoint or quantization made for bfloat16.")),
     ),
     "unknown": (
+        (lambda message, evidence: bool(re.search(r"cannot import name '\w+' from 'sglang\.", evidence)),
+         ("SGLang's own files do not fit each other: one imports a name that another SGLang module no longer has (a bug "
+          "of that commit, or files of two versions mixed in one install): no setting fixes it. Install one release "
+          "cleanly (sglang_install_version), or a commit with the fix; nothing outside SGLang needs another version.")),
         (lambda message, evidence: bool(re.search(r"NameError: name '" + _DEVICE_EXTENSIONS + r"' is not defined", evidence)),
          ("SGLang's code for this accelerator uses its torch extension without importing it (a NameError in SGLang's "
           "own file: a bug of the installed release, common in pre-release images): no setting fixes it. Use a "

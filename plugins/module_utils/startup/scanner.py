@@ -110,9 +110,12 @@ _EXC_LIKE_RE = re.compile(
     r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault|Timeout)\b(?::|$)"
     r"|^(?:[A-Za-z_]\w*\.)*[A-Z]\w*: "
 )
-# Lines that are log records of some program, hence never part of a Python exception message.
+# Lines that are log records of some program, hence never part of a Python exception message. Not a build tool's
+# progress line ("[1/2] /opt/rocm/bin/hipcc ..."): a failed build's output is what its exception's message carries
+# (tvm_ffi's "ninja exited with status 127" then "stdout:", torch's "Error building extension"), with the tool's own
+# words about why further down.
 _LOGLIKE_RE = re.compile(
-    r"^(?:\[(?:\d|Gloo\]|rank\d)|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b[: ]|[IWEF]\d{4} \d\d:\d\d:\d\d"
+    r"^(?:\[(?:\d(?!\d*/\d+\] )|Gloo\]|rank\d)|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b[: ]|[IWEF]\d{4} \d\d:\d\d:\d\d"
     r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d|\S+:\d+:\d+ \[\d+\] NCCL |Killed\b|Loading (?:safetensors|pt) checkpoint"
     r"|Capturing (?:batches|CUDA graph)|usage: |[\w./-]+(?: serve)?: error: |[\w@.\\-]+\.(?:service|scope): )"
 )
