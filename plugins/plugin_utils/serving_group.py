@@ -276,7 +276,8 @@ def serving_group_mismatches(settings: Any) -> List[str]:
         mine = {k: v for k, v in (base.get("args") or {}).items() if k not in GROUP_ARGS}
         theirs = {k: v for k, v in (other.get("args") or {}).items() if k not in GROUP_ARGS}
         for key in sorted(set(mine) | set(theirs)):
-            if mine.get(key, "<unset>") != theirs.get(key, "<unset>"):
+            # set on one node only differs too, whatever its value (even the text "<unset>" the message shows)
+            if (key in mine) != (key in theirs) or mine.get(key) != theirs.get(key):
                 if is_secret_name(key):  # the one secrets policy: a secret's value is never in a message
                     messages.append("%s.%s differs between %s and %s (a secret: values not shown); every node of a "
                                     "serving group needs the same options apart from its rank" % (ARGS_VAR, key, host, first))
@@ -390,7 +391,7 @@ def serving_group_verdict(members: Any, group: Any, results: Any) -> Dict[str, A
         first_line = str(why["error_message"]).splitlines()[0]
         text += ": %s" % (first_line if len(first_line) <= 300 else first_line[:294].rstrip() + " [...]")
     if never_joined:
-        text += "; the ranks that never joined: %s" % ", ".join("%s (node_rank %d)" % (h, rank[h]) for h in never_joined)
+        text = text.rstrip(". ") + "; the ranks that never joined: %s" % ", ".join("%s (node_rank %d)" % (h, rank[h]) for h in never_joined)
     text = text.rstrip(". ")
     if why.get("hint"):
         text += ". Hint: %s" % str(why["hint"]).rstrip(". ")
