@@ -236,8 +236,10 @@ def swap_in(pairs: List[Tuple[str, str]]) -> List[str]:
     the old one, whole, matching what runs, and :class:`SwapError` says which file failed and why.
     """
     temps: List[Tuple[str, str]] = []
+    staging = ""  # the live file whose copy is being staged: the one a failure names
     try:
         for src, dest in pairs:
+            staging = dest
             fd, tmp = tempfile.mkstemp(prefix=".%s.swap-" % os.path.basename(dest), dir=os.path.dirname(dest) or ".")
             os.close(fd)
             temps.append((tmp, dest))
@@ -250,8 +252,7 @@ def swap_in(pairs: List[Tuple[str, str]]) -> List[str]:
                 os.fsync(handle.fileno())
     except OSError as exc:
         _discard([tmp for tmp, _dest in temps])
-        raise SwapError("cannot stage %s: %s; nothing was put in place, the live files are as they were"
-                        % (temps[-1][1] if temps else "?", exc)) from exc
+        raise SwapError("cannot stage %s: %s; nothing was put in place, the live files are as they were" % (staging, exc)) from exc
     kept: List[Tuple[Optional[str], str]] = []
     current = ""
     try:
