@@ -328,6 +328,14 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
     ("unsupported_model_architecture", _WEIGHT_LOADER_FAILED_RE, ROOT),
     # torch's narrow beyond a dimension without the loader's frame: a sign of a shard that does not fit.
     ("parallelism_mismatch", re.compile(r"start \(\d+\) \+ length \(\d+\) exceeds dimension size \(\d+\)"), HINT),
+    # SGLang's own code calling a helper of its own: a bare function handed the model's or layer's ``self`` first
+    # (``forward_dsa_core_npu(self, *inner_state)``), which no other package's function takes, raising the signature
+    # error itself: SGLang disagreeing with itself (a bug of that build), not a package of another version - no cause
+    # is named (hint: unknown). Before the signature sign below, after every rule that names a cause.
+    ("unknown", re.compile(
+        r"File \"[^\"\n]*\bsglang/srt/[^\"\n]*\", line \d+, in \w+\n[ \t]*(?:return |[\w, .\[\]]+ = )?(?P<func>[A-Za-z_]\w*)\(self\b"
+        r"[^\n]*\n(?:[ \t]*[\^~]+[ \t]*\n)?TypeError: (?P=func)\(\) (?:got an unexpected keyword argument|missing \d+ required positional"
+        r"|takes \d+ positional arguments? but)"), ROOT),
     # Weak signs, after every specific rule: one package called another with the signature of another version.
     ("package_mismatch", re.compile(
         r"TypeError: (?!(?:[\w.]*\.)?_[a-z])[^\n]*(?:got an unexpected keyword argument|missing \d+ required positional argument"
@@ -897,6 +905,7 @@ def _draft_layout(message: str, evidence: str) -> bool:
     return message.startswith("KeyError") or "\nKeyError: " in evidence or bool(_SHAPE_RE.search(message))
 
 
+_OWN_HELPER_RE = re.compile(r"(?P<func>[A-Za-z_]\w*)\(self\b[^\n]*\n(?:[ \t]*[\^~]+[ \t]*\n)?TypeError: (?P=func)\(\) ")
 _FP8_ARCH_RE = re.compile(r"fp8\w* not supported in this architecture|not supported in this architecture\. The supported fp8")
 
 # Hints whose text is fixed and whose choice is one test of the failure's message and evidence: (test, hint) pairs,
@@ -1008,6 +1017,11 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "checkpoint or quantization made for bfloat16.")),
     ),
     "unknown": (
+        (lambda message, evidence: bool(_OWN_HELPER_RE.search(evidence)),
+         ("SGLang's own code calls a helper of its own with another signature than the helper has (the model or layer "
+          "handed over as self, an argument missing or extra): a bug of the installed build, common in pre-release "
+          "images; no setting fixes it. Use a released image or version for this device or model "
+          "(sglang_install_version), or one with the fix.")),
         (lambda message, evidence: bool(re.search(r"cannot import name '\w+' from 'sglang\.", evidence)),
          ("SGLang's own files do not fit each other: one imports a name that another SGLang module no longer has (a bug "
           "of that commit, or files of two versions mixed in one install): no setting fixes it. Install one release "

@@ -9,7 +9,8 @@ weight loader; 309 the transformers fallback finding no class; 310 a kernel pack
 driver refusing the GPU memory sharing DeepEP sets up; 316 a JIT build tool that is missing, in the shell's words and
 its exit status 127, with the build's output carried in the exception's message; 323 SGLang's own file importing a
 name another SGLang module no longer has; 326 a Triton kernel handed None in the speculative draft's path; 329 a MoE
-runner handed another all-to-all backend's output), and every kind has a line it must not take.
+runner handed another all-to-all backend's output; and, from opened6, 287 SGLang's own helper called with the model's
+``self`` and another signature), and every kind has a line it must not take.
 """
 
 from __future__ import annotations
@@ -67,6 +68,18 @@ DRAFT_NONE = ('  File ".../speculative/multi_layer_eagle_worker_v2.py", line 213
               "                kv_indices + cur_seq_kv_start_idx + start_n + offs_n,\n"
               "                ^\n"
               "AttributeError(\"'NoneType' object has no attribute 'type'\")\n")
+# 287 (opened6): SGLang's model code hands its own helper the model object, with an argument too few
+OWN_HELPER = ('File "/usr/local/python3.11.14/lib/python3.11/site-packages/sglang/srt/models/deepseek_v2.py", line 1453, in forward_core\n'
+              "    return forward_dsa_core_npu(self, *inner_state)\n"
+              "^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+              "TypeError: forward_dsa_core_npu() missing 1 required positional argument: 'v'\n")
+# another package's function (sgl-kernel's op), and a method of an object another package may provide: the sign stays
+KERNEL_CALL = ('  File "/x/python/sglang/srt/layers/moe/topk.py", line 229, in biased_grouped_topk\n'
+               "    return moe_fused_gate(\n"
+               "TypeError: moe_fused_gate() takes 5 positional arguments but 7 were given\n")
+METHOD_CALL = ('  File "/x/python/sglang/srt/layers/linear.py", line 420, in forward\n'
+               "    output = self.quant_method.apply(self, input_, bias)\n"
+               "TypeError: apply() missing 1 required positional argument: 'x'\n")
 # 329: the flashinfer_mxfp4 runner reads what DeepEP's low-latency dispatch does not hand it
 MOE_OUTPUT = "AttributeError: 'DeepEPLLDispatchOutput' object has no attribute 'topk_output'"
 
@@ -105,6 +118,9 @@ MOE_OUTPUT = "AttributeError: 'DeepEPLLDispatchOutput' object has no attribute '
     # a compile error of a kernel that is no None argument stays a kernel that did not compile, draft or not
     ('  File ".../speculative/eagle_worker.py", line 120, in init_cuda_graphs\n'
      "triton.compiler.errors.CompilationError: at 10:4: unsupported tensor index\n", "kernel_compile_failed"),
+    (OWN_HELPER, "unknown"),
+    (KERNEL_CALL, "package_mismatch"),
+    (METHOD_CALL, "package_mismatch"),
     (MOE_OUTPUT, "incompatible_arguments"),
     ("AttributeError: 'DeepEPLLOutput' object has no attribute 'topk_ids'", "incompatible_arguments"),  # the older class name
     ('  File "/x/sglang/srt/layers/moe/moe_runner/triton.py", line 120, in run\n'
@@ -133,6 +149,8 @@ def test_the_kinds_hints_say_what_to_do():
     assert "SGLang's own files" in own and "sglang_install_version" in own
     draft = hint_for("speculative_decoding_error", "triton.compiler.errors.CompilationError: at 142:16:", None, DRAFT_NONE)
     assert "attention_backend" in draft and "speculative_*" in draft
+    helper = hint_for("unknown", OWN_HELPER.splitlines()[-1], None, OWN_HELPER)
+    assert "helper of its own" in helper and "sglang_install_version" in helper
     moe = hint_for("incompatible_arguments", MOE_OUTPUT, None, MOE_OUTPUT)
     assert "moe_runner_backend" in moe and "moe_a2a_backend" in moe and "DeepEPLLDispatchOutput" in moe
 

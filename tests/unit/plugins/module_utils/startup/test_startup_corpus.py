@@ -83,16 +83,15 @@ OPENED4_NOT_YET = {
 OPENED5_NOT_YET = {}
 # Sixth test split (opened6) logs the scanner does not read right yet, and what they get (docs/startup-failure-causes.md,
 # "The sixth test split"). Its one measurement, as split test with the scanner of 8fda500, missed 16 (13 failed starts,
-# 3 successes called failed); each was worked on as a kind (test_startup_cause_kinds_opened6.py). Left: 287, a call of
-# SGLang's own Ascend function with an argument missing (a bug of that release, outside the taxonomy), which the
-# signature sign reads as a package of another version (the log does not tell the two apart, like 201); 266 and 268,
+# 3 successes called failed); each was worked on as a kind (test_startup_cause_kinds_opened6.py; 287, SGLang's own
+# helper handed the model's self with another signature, in the opened7 round: test_startup_cause_kinds_opened7.py,
+# unknown now). Left: 266 and 268,
 # verl rollouts whose excerpt is cut inside the scheduler's traceback with nothing that only a request produces (their
 # frames, the event loop's next batch and its result, the warmup runs too; 267's trainer steps are such evidence).
 # For these only the launch's promise is checked (a failed start is failed).
 OPENED6_NOT_YET = {
     "266_ready_runtime_error_verl_multiturn_scheduler_event_loop_overlap_after_30_steps_ray_prefix_cut.log": "called failed",
     "268_ready_runtime_error_verl_async_rollout_process_batch_result_quoted_ray_prefix_two_nodes_cut.log": "called failed",
-    "287_unknown_ascend_dsv32_forward_dsa_core_npu_missing_positional_v_typeerror_unfenced.log": "package_mismatch",
 }
 # Seventh test split (opened7) logs the scanner does not read right yet, and what they get (docs/startup-failure-causes.md,
 # "The seventh test split"). Its one measurement, as split test with the scanner of c097fbd, missed 9 failed starts (no
