@@ -135,7 +135,9 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # the shell's own words for a tool it cannot run (bash: "/opt/rocm/bin/hipcc: No such file or directory", "nvcc:
         # command not found"), which's, gcc's for a part of itself not installed (cc1plus), and the shell's exit
         # status for a command not found (127) as a build tool reports it
-        + r"|\b" + _TOOLS + r": (?:No such file or directory|command not found)|\bwhich: no " + _TOOLS + r" in \("
+        + r"|\b" + _TOOLS + r"['\u2019]?: (?:No such file or directory|command not found)|\bwhich: no " + _TOOLS + r" in \("
+        # torch.compile's inductor finding no C++ compiler to build its kernels with
+        r"|InvalidCxxCompiler|No working C\+\+ compiler found"
         r"|cannot execute '[\w+.-]+': (?:execvp: )?No such file|FAILED: \[code=127\]"
         r"|\b(?:ninja|make|cmake|sh)\b[^\n]{0,20} exited with (?:status|code) 127\b|returned non-zero exit status 127\b", re.I), ROOT),
     # A peer GPU's buffer opened over CUDA IPC at the C++ source of the code that shares buffers between the GPUs of a
@@ -389,7 +391,7 @@ _ARCH_RE = re.compile(r"Model architectures? \[(?P<arch>[^\]]*)\]")
 _HTTP_STATUS_RE = re.compile(r"Response \[(?P<status>\d{3})\]|\" (?P<status2>[45]\d\d)\b")
 _MISSING_TOOL_RE = re.compile(r"No such file or directory: '(?:[^'\n]*/)?(?P<tool>" + _TOOLS + r")'|\b(?P<tool2>" + _TOOLS
                               + r")(?:: command)?: not found|(?P<ninja>Ninja is required)|\b(?P<tool3>" + _TOOLS
-                              + r"): (?:No such file or directory|command not found)|\bwhich: no (?P<tool4>" + _TOOLS + r") in \(")
+                              + r")['\u2019]?: (?:No such file or directory|command not found)|\bwhich: no (?P<tool4>" + _TOOLS + r") in \(")
 _MISSING_MODULE_RE = re.compile(r"No module named '(?P<module>[\w.]+)'")
 _UNDEFINED_NAME_RE = re.compile(r"NameError: name '(?P<name>\w+)' is not defined")
 _UNDEFINED_NAME_HINT = (
@@ -490,7 +492,7 @@ _NOTABLE_WORDS = (
     "to be installed", "is not installed", "model config", "only support", "finish loading", "become ready",
     "fallback pattern", "custom_all_reduce.cu", "http_ready", "watchdog timeout", "pyspy dump", "cur_batch", "error 802",
     "systemnotready", "system_not_ready", "ptxas", "exit status", "invalid resource handle", "which: no ", "cannot execute",
-    "code=127", "status 127", "not_permitted", "not_supported", "notpermitted", "notsupported", "condition: ", "assertion `",
+    "code=127", "status 127", "cxxcompiler", "c++ compiler", "not_permitted", "not_supported", "notpermitted", "notsupported", "condition: ", "assertion `",
     "registered model", "cannot find model module", "transformers implementation", "dispatchoutput", "dispatchinput",
     "combineoutput", "combineinput", "exceeds dimension size", "output' object",
 )

@@ -108,6 +108,9 @@ MOE_OUTPUT = "AttributeError: 'DeepEPLLDispatchOutput' object has no attribute '
     ("which: no nvcc in (/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin)", "jit_tool_missing"),
     ("c++: fatal error: cannot execute 'cc1plus': execvp: No such file or directory", "jit_tool_missing"),
     ("subprocess.CalledProcessError: Command 'nvcc --version' returned non-zero exit status 127.", "jit_tool_missing"),
+    ("/usr/bin/env: \u2018ninja\u2019: No such file or directory", "jit_tool_missing"),  # env's quotes around the name
+    ("torch._inductor.exc.InvalidCxxCompiler: No working C++ compiler found in torch._inductor.config.cpp.cxx: (None, 'g++')",
+     "jit_tool_missing"),
     # a build that ran and failed, and a tool a log names as skipped, are no missing JIT tool
     ("FAILED: [code=1] cuda_0.o\nninja: build stopped: subcommand failed.", "kernel_compile_failed"),
     ("[2026-03-28 07:40:06] numactl command not found, skipping NUMA node configuration for GPU.", "unknown"),
@@ -145,6 +148,8 @@ def test_the_kinds_hints_say_what_to_do():
     assert "/opt/rocm" in rocm and "nvcc" in rocm
     nvcc = hint_for("jit_tool_missing", "bash: line 1: nvcc: command not found", None, "bash: line 1: nvcc: command not found")
     assert "needs nvcc" in nvcc and "PATH" in nvcc
+    env = "/usr/bin/env: \u2018ninja\u2019: No such file or directory"
+    assert "pip install ninja" in hint_for("jit_tool_missing", env, None, env)
     own = hint_for("unknown", OWN_IMPORT.splitlines()[-1], None, OWN_IMPORT)
     assert "SGLang's own files" in own and "sglang_install_version" in own
     draft = hint_for("speculative_decoding_error", "triton.compiler.errors.CompilationError: at 142:16:", None, DRAFT_NONE)
