@@ -423,6 +423,11 @@ def decisive(evidence: str) -> Tuple[str, Optional[str], str]:
         return "unknown", None, HINT
     for index, (cause, pattern, strength) in enumerate(_CAUSE_RULES):
         match = pattern.search(evidence)
+        if match and cause == "unknown":
+            # a statement that this failure is none of the causes (SGLang disagreeing with itself): what it matched says
+            # nothing more, but the rest of the evidence (another traceback of the tier, a line beside it) still may
+            evidence = evidence[:match.start()] + evidence[match.end():]
+            continue
         if match:
             # a rule may name the line that decides it (group ``line``), when it is not where the match starts
             start = match.start("line") if "line" in pattern.groupindex and match.group("line") else match.start()

@@ -136,6 +136,13 @@ def test_each_kind_and_what_it_must_not_take(evidence, cause):
     assert classify(evidence) == cause
 
 
+def test_a_statement_of_no_cause_leaves_the_rest_of_the_evidence_to_the_rules():
+    """SGLang's files disagreeing with each other name no cause, but another failure beside them in the same evidence
+    (the other tracebacks of a tier are one text) still does."""
+    assert classify(OWN_IMPORT + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n") == "gpu_out_of_memory"
+    assert classify(OWN_HELPER + "RuntimeError: CUDA error: an illegal memory access was encountered\n") == "illegal_memory_access"
+
+
 def test_the_kinds_hints_say_what_to_do():
     narrow = hint_for("parallelism_mismatch", NARROW.splitlines()[-1], "weights_loading", NARROW)
     assert "tp_size" in narrow and "ep_size" in narrow
