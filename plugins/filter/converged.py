@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, Optional
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufleet.sglang.plugins.plugin_utils.converged import code_digest
+from ansible_collections.gpufleet.sglang.plugins.plugin_utils.converged import converged_outputs as _converged_outputs
 from ansible_collections.gpufleet.sglang.plugins.plugin_utils.converged import converged_readiness as _converged_readiness
 from ansible_collections.gpufleet.sglang.plugins.plugin_utils.converged import converged_results as _converged_results
 from ansible_collections.gpufleet.sglang.plugins.plugin_utils.converged import fingerprint as _fingerprint
@@ -31,6 +32,11 @@ def converged_fingerprint(host_vars: Any, extra: Optional[Dict[str, Any]] = None
         raise AnsibleFilterError("converged_fingerprint: %s" % exc) from exc
 
 
+def converged_outputs(host_vars: Any) -> Dict[str, Any]:
+    """``hostvars[inventory_hostname] | gpufleet.sglang.converged_outputs``: the chain's outputs this run set."""
+    return _converged_outputs(host_vars)
+
+
 def converged_results(results: Any, check_mode: Any = False) -> Dict[str, Any]:
     """``sglang_server_results | gpufleet.sglang.converged_results(ansible_check_mode)``."""
     return _converged_results(results, bool(check_mode))
@@ -46,5 +52,6 @@ class FilterModule:
 
     def filters(self) -> Dict[str, Callable[..., Any]]:
         """The filter map."""
-        return {"converged_fingerprint": converged_fingerprint, "converged_results": converged_results,
+        return {"converged_fingerprint": converged_fingerprint, "converged_outputs": converged_outputs,
+                "converged_results": converged_results,
                 "converged_readiness": converged_readiness}

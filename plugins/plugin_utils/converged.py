@@ -43,6 +43,8 @@ OUTPUTS = (
     "sglang_server_results",
 )
 STATE_ITEMS_SUFFIX = "_state_items"
+# Roles whose ``<role>_state_items`` (what they left on the host) the record keeps with the outputs.
+STATE_ITEM_ROLES = ("nvidia_driver", "gpu_tuning", "model_cache")
 # Prefixes of names that are not inputs of the chain: Ansible's own, private names set during a play, the run
 # parameters of rollout.yml (its report folder differs every run; rollout_restart reaches the chain as
 # sglang_server_state, which the playbook adds itself) and the controller-side settings of the playbooks.
@@ -76,6 +78,18 @@ def input_names(names: Iterable[str]) -> list:
     return sorted(str(n) for n in names
                   if not str(n).startswith(NOT_INPUTS) and str(n) not in MAGIC and str(n) not in OUTPUTS
                   and not str(n).endswith(STATE_ITEMS_SUFFIX))
+
+
+def output_names() -> tuple:
+    """The names the converged record keeps and a skipped phase hands back: the outputs and the state lists."""
+    return OUTPUTS + tuple(role + STATE_ITEMS_SUFFIX for role in STATE_ITEM_ROLES)
+
+
+def converged_outputs(host_vars: Any) -> Dict[str, Any]:
+    """The outputs and state lists this run set, by name, for the record; one it did not set is left out, so a
+    later run that takes the record back leaves it unset too."""
+    names = set(host_vars.keys())
+    return {name: host_vars[name] for name in output_names() if name in names}
 
 
 def _plain(value: Any) -> Any:
