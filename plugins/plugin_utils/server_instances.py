@@ -186,7 +186,6 @@ def env_messages(entries: List[Tuple[Dict[str, str], Any]], common_env: Any, sin
 
 
 USER_VAR = "sglang_server_user"
-PATH_VARS = ("sglang_server_config_dir", "sglang_server_state_root")
 
 
 def host_messages(user: Any, uid: Any = None, paths: Optional[Mapping[str, Any]] = None) -> List[str]:
