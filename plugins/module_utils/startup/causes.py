@@ -57,6 +57,9 @@ CAUSES = (
 _DEVICE_EXTENSIONS = r"(?:torch_npu|torch_mlu|torch_musa|intel_extension_for_pytorch|ipex|habana_frameworks|torch_gcu)"
 
 # Build and kernel tools a JIT compile runs; named here once.
+# GPU architectures by the names a check that refuses one says (an SM number, NVIDIA's family names, AMD's)
+_ARCH_NAMES = (r"(?:NVIDIA |AMD )?(?:Hopper|Blackwell|Ampere|Ada(?: Lovelace)?|Turing|Volta|Pascal|sm_?\d{2,3}[af]?|SM ?\d{2,3}[af]?"
+               r"|MI\d{3}\w*|gfx\d{3,4}\w*|CDNA ?\d|RDNA ?\d)")
 _TOOLS = r"(?:ninja|nvcc|gcc|g\+\+|cc|c\+\+|clang|clang\+\+|ptxas|cicc|fatbinary|nvlink|hipcc|ld)"
 
 # The lines between a frame and the exception raised in it: its code (indented, or not when a paste lost the
@@ -73,6 +76,10 @@ _WEIGHT_LOADER_FAILED_RE = re.compile(
     + r"(?:[ \t]*File \"[^\"\n]*/srt/layers/quantization/[^\"\n]*\", line \d+, in \w+\n" + _FRAME_BODY + r")?" + _LOADER_EXC
     + r"|(?:^|\n)" + _LOADER_EXC + r"[^\n]*\n(?:(?![ \t]*File \")[^\n]*\n){0,3}?[ \t]*File \"[^\"\n]*\", line \d+, in " + _LOADER_FUNCS + r"\b")
 
+# A model path that names a file, not a model directory: transformers' JSON read of it as the config fails (the read
+# goes through the codec's frame, so up to a few lines of frames), or transformers says so itself.
+_CONFIG_NOT_JSON = (r"|in _dict_from_json_file\n(?:[^\n]*\n){0,8}?(?:UnicodeDecodeError|(?:json\.decoder\.)?JSONDecodeError)\b"
+                    r"|It looks like the config file at '[^'\n]*' is not a valid JSON file")
 # A checkpoint file there but empty or cut: the loader's JSON read of the index fails, or safetensors' header.
 _BROKEN_CHECKPOINT = (r"|in (?:filter_duplicate_safetensors_files|_prepare_weights|_get_weights_iterator|get_index_file\w*)\n"
                       r"(?:[^\n]*\n){0,16}?(?:json\.decoder\.)?JSONDecodeError\b"
@@ -158,6 +165,11 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|is not compatible with the current PyTorch installation|\bsm_?\d{2,3}a?\b[^\n]{0,40}\bnot (?:compatible|supported)"
         r"|invalid device function|cudaErrorInvalidDeviceFunction|hipErrorInvalidDeviceFunction"
         r"|not supported on (?:this GPU|this device|compute capability|sm_?\d+|your GPU)"
+        # ... or by the architecture's name (SGLang's backend checks: "The 'fa3' backend is not supported on Blackwell
+        # GPUs"; "only available on Hopper", "not supported on SM120", "requires an NVIDIA Hopper GPU", AMD's gfx/MI names)
+        r"|(?:not (?:supported|available)|unsupported) (?:on|for) (?:the )?" + _ARCH_NAMES + r"\b"
+        r"|only (?:supported|available) on (?:the )?" + _ARCH_NAMES + r"\b"
+        r"|requires? (?:an? )?" + _ARCH_NAMES + r"(?: or (?:newer|later|above))?(?: GPUs?| devices?|\b)"
         r"|requires (?:a GPU with )?(?:compute capability|sm_?\d{2,3}|SM ?\d{2,3}|Hopper|Blackwell|Ampere|Ada)"
         r"|(?:compute|device) capability \S+ (?:is )?not supported|Unsupported (?:GPU|CUDA arch\w*|compute capability)"
         r"|only supported on (?:sm|SM|GPUs? with|Hopper|Blackwell|Ampere|Ada|devices with)"
@@ -201,6 +213,13 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # transformers now registers a config class of the same name that SGLang registers for itself: a transformers
         # newer than the SGLang release knows
         r"|is already used by a Transformers model", re.I), ROOT),
+    # A parser chosen by a setting (reasoning_parser, tool_call_parser) whose special token the model's tokenizer does
+    # not have as one token ("think_end_token '</think>' must encode to exactly one token"): the parser does not fit
+    # this model (or the release checks what an earlier one let through)
+    ("incompatible_arguments", re.compile(
+        r"\b(?:think|reasoning|tool_call|tool|bot|eot|eos)\w*_token\b[^\n]{0,80}(?:must (?:encode|tokeni[sz]e) (?:to|as|into) (?:exactly )?"
+        r"(?:one|a single|1) token|(?:is not|isn't) (?:a single token|in the (?:tokenizer|vocab\w*))"
+        r"|not found in (?:the )?(?:tokenizer|vocab\w*))", re.I), ROOT),
     # The MoE runner backend reading what the all-to-all backend's dispatch hands it, and that object lacking it
     # (flashinfer_mxfp4's runner on DeepEP's low-latency output; DeepEPLLOutput before the classes were renamed), or a
     # runner's own bare check of the dispatch format: the two MoE options do not fit each other
@@ -241,6 +260,12 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|Please try to increase --mem-fraction-static|Not enough memory to allocate KV cache|CUDA error: out of memory"
         r"|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED|HIP out of memory|hipErrorOutOfMemory"
         r"|larger than the profiled value -\d+"
+        # SGLang's own refusal when the weights leave no room for the KV cache, across releases' phrasings ("Loaded
+        # weights leave no GPU memory for the KV cache under --mem-fraction-static=0.88", "not enough memory for the KV
+        # cache", "insufficient GPU memory for KV cache", "available memory for KV cache is negative")
+        r"|\bleaves? no (?:free |available )?(?:GPU )?memory (?:left )?for (?:the )?KV[ _-]?cache"
+        r"|(?:not enough|insufficient|no) (?:free |available )?(?:GPU )?memory (?:left )?(?:for|to allocate) (?:the )?KV[ _-]?cache"
+        r"|(?:available|free|remaining) (?:GPU )?memory for (?:the )?KV[ _-]?cache (?:is|=) ?(?:negative|-\d|0(?:\.0+)? ?GB)"
         # NCCL's own allocation of its buffers on the GPU failed (a memory fraction that leaves NCCL no room)
         r"|Failed to CUDA (?:calloc|malloc|host alloc)\w* \d+ bytes|NCCL WARN Cuda failure 'out of memory'"
         r"|The memory capacity is unbalanced", re.I), ROOT),  # another process holds memory on some of the GPUs
@@ -317,6 +342,10 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|\b(?:401|403|404) Client Error|does not appear to have a file named|Can't load (?:the )?(?:config|tokenizer|configuration)"
         r"|OfflineModeIsEnabled|couldn't connect to 'https://huggingface\.co'|You must be authenticated to access it"
         r"|(?:No such file or directory|FileNotFoundError)[^\n]{0,160}(?:config\.json|\.safetensors|tokenizer)"
+        # the model path names a file that is no model directory (a raw .pth/.pt/.bin checkpoint): transformers reads
+        # it as the JSON config and cannot (a UnicodeDecodeError or a JSON error under _dict_from_json_file, or its own
+        # "It looks like the config file at ... is not a valid JSON file")
+        + _CONFIG_NOT_JSON
         # a checkpoint file that is there but empty or cut (an interrupted download): its index JSON does not parse,
         # a safetensors header does not deserialise
         + _BROKEN_CHECKPOINT), ROOT),
@@ -499,7 +528,9 @@ _NOTABLE_WORDS = (
     "systemnotready", "system_not_ready", "ptxas", "exit status", "invalid resource handle", "which: no ", "cannot execute",
     "code=127", "status 127", "cxxcompiler", "c++ compiler", "not_permitted", "not_supported", "notpermitted", "notsupported", "condition: ", "assertion `",
     "registered model", "cannot find model module", "transformers implementation", "dispatchoutput", "dispatchinput",
-    "combineoutput", "combineinput", "exceeds dimension size", "output' object",
+    "combineoutput", "combineinput", "exceeds dimension size", "output' object", "kv cache", "kv_cache", "kv-cache",
+    "one token", "single token", "1 token", "in the tokenizer", "in the vocab", "in tokenizer", "valid json", "_dict_from_json_file",
+    "available on",
 )
 
 
@@ -628,7 +659,9 @@ def _hint_invalid_arguments(message: str, phase: Optional[str], evidence: str) -
         return (f"SGLang does not know {flags}: remove {named} from sglang_server_args or fix the key (keys are SGLang's "
                 f"option names with underscores; the parser prints them dashed).{other} A flag newer than the installed "
                 "release needs an upgrade (sglang_install_version); a removed one (enforce_piecewise_cuda_graph, ...) must go. "
-                "The preflight lint checks every key against the installed version before restarting.")
+                "The diffusion server (sglang serve of a diffusion model) has its own, smaller set of options: an option of "
+                "the LLM server (served_model_name, ...) is not one of them there. The preflight lint checks every key against "
+                "the installed version before restarting.")
     match = _AMBIGUOUS_RE.search(message)
     if match:
         return (f"{match.group('opt')} is only a prefix of {match.group('choices').strip()}: use the full option name, "
@@ -703,6 +736,10 @@ def _hint_parallelism(message: str, phase: Optional[str], evidence: str) -> Opti
             "and keep attn_dp_size / ep_size within tp_size.")
 
 
+_KV_ROOM_RE = re.compile(r"(?:no|not enough|insufficient) (?:free |available )?(?:GPU )?memory (?:left )?(?:for|to allocate) (?:the )?KV[ _-]?cache"
+                         r"|memory for (?:the )?KV[ _-]?cache (?:is|=) ?(?:negative|-\d|0(?:\.0+)? ?GB)", re.I)
+
+
 def _hint_oom(message: str, phase: Optional[str], evidence: str) -> Optional[str]:
     if "memory capacity is unbalanced" in evidence:
         return ("Some of the GPUs have much less free memory than the others: another process holds memory there (nvidia-smi; "
@@ -712,10 +749,11 @@ def _hint_oom(message: str, phase: Optional[str], evidence: str) -> Optional[str
         return ("NCCL could not allocate its buffers on the GPU: mem_fraction_static leaves too little GPU memory outside "
                 "SGLang's own pools (NCCL, CUDA graphs and activations need it): lower mem_fraction_static (e.g. from 0.95 "
                 "to 0.85) in sglang_server_args, and check that no other process holds GPU memory (nvidia-smi).")
-    if "Not enough memory" in message or "larger than the profiled value" in evidence or "increase --mem-fraction-static" in evidence:
-        return ("The weights fit but no GPU memory is left for the KV cache: raise mem_fraction_static (e.g. by 0.05; check that "
-                "the value really reaches the server), lower context_length or max_running_requests, use more GPUs "
-                "(tp_size) or a quantized model.")
+    if ("Not enough memory" in message or "larger than the profiled value" in evidence or "increase --mem-fraction-static" in evidence
+            or _KV_ROOM_RE.search(message) or _KV_ROOM_RE.search(evidence)):
+        return ("The weights fit but no GPU memory is left for the KV cache: raise mem_fraction_static (e.g. by 0.05, or to "
+                "the value SGLang's message names when it names one; check that the value really reaches the server), lower "
+                "context_length or max_running_requests, use more GPUs (tp_size) or a quantized model.")
     if phase == "cuda_graph_capture" or "apture cuda graph failed" in evidence.replace("CUDA", "cuda") or "cuda_graph_runner" in evidence:
         return ("GPU memory ran out while capturing CUDA graphs: lower mem_fraction_static (e.g. 0.8) to leave room for the "
                 "graphs, and/or lower cuda_graph_max_bs_decode (cuda_graph_max_bs before 0.5.20), e.g. to 16.")
@@ -917,6 +955,10 @@ _FP8_ARCH_RE = re.compile(r"fp8\w* not supported in this architecture|not suppor
 
 # Hints whose text is fixed and whose choice is one test of the failure's message and evidence: (test, hint) pairs,
 # first match wins, no match falls back to _HINTS.
+_ARCH_BACKEND_RE = re.compile(r"backend\b[^\n]{0,40}(?:not (?:supported|available)|unsupported) (?:on|for) (?:the )?" + _ARCH_NAMES
+                              + r"|backend\b[^\n]{0,40}(?:only (?:supported|available) on|requires?) (?:an? )?" + _ARCH_NAMES, re.I)
+_PARSER_TOKEN_RE = re.compile(r"_token\b[^\n]{0,80}(?:must (?:encode|tokeni[sz]e) (?:to|as|into) (?:exactly )?(?:one|a single|1) token"
+                              r"|(?:is not|isn't) (?:a single token|in the (?:tokenizer|vocab\w*))|not found in (?:the )?(?:tokenizer|vocab\w*))", re.I)
 _STATED_FLOOR_RE = re.compile(r"only supports? (?:sm_?|SM ?|compute capability )\d[\d.]*\w* (?:and|or) (?:above|higher|newer|later)",
                               re.I)
 _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
@@ -964,6 +1006,12 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "weights from a fast local disk (the model_cache role) so that loading ends in time.")),
     ),
     "unsupported_gpu": (
+        (lambda message, evidence: bool(_ARCH_BACKEND_RE.search(message) or _ARCH_BACKEND_RE.search(evidence)),
+         ("A backend in use (named in error_message) does not run on this GPU's architecture, whether sglang_server_args "
+          "chose it or SGLang picked it by default for this model: set attention_backend (and, for a vision model's "
+          "encoder, mm_attention_backend) in sglang_server_args to one this GPU has (fa3 is for Hopper; on Blackwell "
+          "flashinfer, triton or trtllm_mha; trtllm kernels are for SM100 data-centre GPUs only), or upgrade SGLang "
+          "(sglang_install_version) to a release whose default picks one that runs here.")),
         (lambda message, evidence: bool(_STATED_FLOOR_RE.search(evidence)),
          ("This GPU is older than the lowest architecture the installed SGLang runs on (it says so: only supports smNN "
           "and above): no setting makes it start. Serve on a GPU of that architecture or newer, or pin an older SGLang "
@@ -1005,6 +1053,11 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "on every node, the first traceback by time); this rank's message is only the consequence.")),
     ),
     "model_unavailable": (
+        (lambda message, evidence: bool(re.search(_CONFIG_NOT_JSON[1:], evidence)),
+         ("model_path names a file that is not a model directory (a raw .pth/.pt/.bin checkpoint, or another file): "
+          "transformers read it as the model's JSON config and could not. Point model_path at a Hugging Face model "
+          "directory (config.json, tokenizer files and safetensors weights), converting the checkpoint with its "
+          "project's own script first if it was saved as a bare state dict.")),
         (lambda message, evidence: bool(re.search(_BROKEN_CHECKPOINT[1:], evidence)),
          ("A file of the checkpoint is there but empty or cut (its index JSON does not parse, or a safetensors header "
           "does not deserialise): an interrupted download or a full disk. Delete the model's files and fetch them again "
@@ -1018,6 +1071,11 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "role installs the set together), or upgrade SGLang to a release made for that transformers.")),
     ),
     "incompatible_arguments": (
+        (lambda message, evidence: bool(_PARSER_TOKEN_RE.search(message) or _PARSER_TOKEN_RE.search(evidence)),
+         ("The reasoning_parser (or tool_call_parser) in sglang_server_args expects a special token that this model's "
+          "tokenizer does not have as one token: the parser is not the one for this model. Set the parser made for this "
+          "model (the model card names it), or drop it; if the same settings started on an earlier release, this release "
+          "checks more strictly (a regression): pin the earlier one (sglang_install_version) until a fix.")),
         (lambda message, evidence: "expected scalar type" in evidence,
          ("A kernel of the checkpoint's quantization takes another dtype than the server runs in (AWQ's dequantize takes "
           "float16, the model's config says bfloat16): set dtype: float16 (half) in sglang_server_args, or serve a "

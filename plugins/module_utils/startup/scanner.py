@@ -117,7 +117,7 @@ _EXC_LIKE_RE = re.compile(
 _LOGLIKE_RE = re.compile(
     r"^(?:\[(?:\d(?!\d*/\d+\] )|Gloo\]|rank\d)|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b[: ]|[IWEF]\d{4} \d\d:\d\d:\d\d"
     r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d|\S+:\d+:\d+ \[\d+\] NCCL |Killed\b|Loading (?:safetensors|pt) checkpoint"
-    r"|Capturing (?:batches|CUDA graph)|usage: |[\w./-]+(?: serve)?: error: |[\w@.\\-]+\.(?:service|scope): )"
+    r"|Capturing (?:batches|CUDA graph)|usage: |[\w./-]+(?: serve)?: error: |error: unrecognized arguments: |[\w@.\\-]+\.(?:service|scope): )"
 )
 # faulthandler's lines around its thread dump (a segfault, an abort): a dump has frames but no exception line.
 _FAULT_DUMP_RE = re.compile(r"^(?:Thread 0x[0-9a-f]+ \(most recent call first\):|Current thread 0x[0-9a-f]+|Extension modules: )")
@@ -142,6 +142,13 @@ _RELAY_LEVEL_RE = re.compile(r"^(?:ERROR|WARNING|CRITICAL|INFO|DEBUG):$")
 _USAGE_RE = re.compile(r"^usage: \S")
 _ARGPARSE_RE = re.compile(
     r"^(?P<prog>(?:[\w.-]*/)*(?:sglang(?: serve)?|launch_server(?:\.py)?|__main__\.py|serve\.py)): error: (?P<msg>.+)$"
+)
+# argparse's own words for a refused command line, under any program name or none (a paste that kept only the
+# ``error:`` line; the diffusion server's parser, ``sglang serve``'s, any entry point's): only argparse says these.
+_ARGPARSE_MSG_RE = re.compile(
+    r"^(?:(?P<prog>[\w./-]+(?: [\w.-]+)?): )?error: (?P<msg>(?:unrecognized arguments: |the following arguments are required: "
+    r"|ambiguous option: |one of the arguments [^\n]* is required|argument -{1,2}[\w-]+(?:/-{1,2}[\w-]+)*: (?:invalid \w+ value: "
+    r"|invalid choice: |expected (?:one|at least one|\d+) arguments?|ignored explicit argument|not allowed with argument ))[^\n]*)$"
 )
 _ARGPARSE_ANY_RE = re.compile(r"^(?P<prog>[\w./-]+(?: [\w.-]+)?): error: (?P<msg>.+)$")
 
@@ -773,7 +780,7 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
             self._usage_at = self._line_no
             self._usage_line = self._usage_line or text
             return
-        argparse = _ARGPARSE_RE.match(text)
+        argparse = _ARGPARSE_RE.match(text) or _ARGPARSE_MSG_RE.match(text)
         if argparse is None and self._line_no - self._usage_at < USAGE_WINDOW_LINES:
             argparse = _ARGPARSE_ANY_RE.match(text)
         if argparse:

@@ -105,15 +105,12 @@ OPENED7_NOT_YET = {
 }
 # Eighth test split (opened8) logs the scanner does not read right yet, and what they get (docs/startup-failure-causes.md,
 # "The eighth test split"). Its one measurement, as split test with the scanner of 41f9081, missed 7 failed starts (no
-# success called failed). For these only the launch's promise is checked (a failed start is failed).
+# success called failed); each was worked on as a kind (test_startup_cause_kinds_opened8.py). Left: 339, SGLang's own
+# assertion that a MoE path it removed is deprecated, reached in CUDA graph capture by two-batch overlap with DeepEP on
+# a BF16 checkpoint (labelled incompatible_arguments, a label in doubt): nothing in the excerpt names the options that
+# lead there, so it stays where it surfaced. For it only the launch's promise is checked (a failed start is failed).
 OPENED8_NOT_YET = {
     "339_incompatible_arguments_tbo_deepep_bf16_qwen3_30b_moe_forward_deepgemm_masked_deprecated_capture_h20.log": "cuda_graph_capture_failed",
-    "341_unsupported_gpu_qwen3_vl_default_fa3_backend_not_supported_on_blackwell_b200_lone_line.log": "unknown",
-    "347_invalid_arguments_diffusion_sglang_serve_served_model_name_unrecognized_minimax_h3.log": "unknown",
-    "348_invalid_arguments_diffusion_model_variant_unrecognized_released_0516_needs_prerelease_minimax_h3_prompt.log": "unknown",
-    "350_incompatible_arguments_reasoning_parser_deepseek_v3_on_v3_0324_think_end_token_not_one_token_lone_line.log": "unknown",
-    "352_gpu_out_of_memory_dsv4_pro_fp8_h200_tp8_weights_leave_no_kv_cache_mem_fraction_088_inferencex_window.log": "unknown",
-    "362_model_unavailable_model_path_points_at_raw_pth_checkpoint_config_read_unicode_decode_error_minimind_window.log": "unknown",
 }
 NOT_YET = dict(OPENED3_NOT_YET, **OPENED4_NOT_YET, **OPENED5_NOT_YET, **OPENED6_NOT_YET, **OPENED7_NOT_YET, **OPENED8_NOT_YET)
 
