@@ -373,7 +373,8 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.plan impor
     plan_launch)
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.snapshot import (
     SnapshotError, SwapError, changed_files, current_state, discard_snapshot, file_digest, files_checksum, load_manifest,
-    pending_swaps, probe_figures, promote_snapshot, restore_snapshot, save_snapshot, snapshot_exists, snapshot_problems, swap_in)
+    pending_swaps, probe_figures, promote_snapshot, recover_snapshot, restore_snapshot, save_snapshot, snapshot_exists, snapshot_problems,
+    swap_in)
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.systemd import (
     JournalFollower, http_status, journal_cursor, journal_suppressed, main_started_at, parse_unit_show, readiness_path,
     show_unit, stopped_pids, unit_pids)
@@ -803,6 +804,9 @@ class Launcher:  # pylint: disable=too-many-instance-attributes
         previous = self.previous_launch()
         if not self.module.check_mode:
             self.lock()
+            if recover_snapshot(self.snapshot_dir):
+                self.module.warn("sglang_launch: the last good snapshot was only in %s.old (a replacement of it was "
+                                 "interrupted); it is back in place" % self.snapshot_dir)
         try:
             result = self.group_verdict() if self.module.params["state"] in GROUP_STATES else self.run_locked()
         finally:

@@ -132,24 +132,38 @@ def save_snapshot(snapshot_dir: str, paths: List[str], extra: Optional[Dict[str,
     with open(os.path.join(staging, MANIFEST), "w", encoding="utf-8") as handle:
         json.dump(manifest, handle, indent=2, sort_keys=True)
     os.chmod(staging, 0o700)
-    old = snapshot_dir + ".old"
-    if os.path.exists(snapshot_dir):
-        shutil.rmtree(old, ignore_errors=True)
-        os.rename(snapshot_dir, old)
-    os.rename(staging, snapshot_dir)
-    shutil.rmtree(old, ignore_errors=True)
+    _replace_snapshot(staging, snapshot_dir)
     return manifest
+
+
+def _replace_snapshot(new_dir: str, snapshot_dir: str) -> None:
+    """Put a complete snapshot folder in the place of the last good one, by two renames: the previous one is kept as
+    ``<snapshot_dir>.old`` until the new one is in place (:func:`recover_snapshot` reads a crash between them)."""
+    old = snapshot_dir + ".old"
+    shutil.rmtree(old, ignore_errors=True)
+    if os.path.exists(snapshot_dir):
+        os.rename(snapshot_dir, old)
+    os.rename(new_dir, snapshot_dir)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def recover_snapshot(snapshot_dir: str) -> bool:
+    """Bring the last good snapshot back from ``<snapshot_dir>.old`` when a crash between the two renames of a
+    replacement left it only there; whether it did.
+
+    Why: without this the next launch would find no last good snapshot and have nothing to roll back to.
+    """
+    old = snapshot_dir + ".old"
+    if os.path.lexists(snapshot_dir) or not os.path.isdir(old):
+        return False
+    os.rename(old, snapshot_dir)
+    return True
 
 
 def promote_snapshot(pending_dir: str, snapshot_dir: str) -> None:
     """Make a pending snapshot (a serving group node's launch that passed, waiting for the group's verdict) the last
     good one, by rename: the previous last good one is removed only once the pending one is in its place."""
-    old = snapshot_dir + ".old"
-    shutil.rmtree(old, ignore_errors=True)
-    if os.path.exists(snapshot_dir):
-        os.rename(snapshot_dir, old)
-    os.rename(pending_dir, snapshot_dir)
-    shutil.rmtree(old, ignore_errors=True)
+    _replace_snapshot(pending_dir, snapshot_dir)
 
 
 def discard_snapshot(snapshot_dir: str) -> bool:

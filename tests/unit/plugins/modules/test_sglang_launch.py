@@ -194,9 +194,13 @@ class FakeModule:
         self.params = params
         self.check_mode = check_mode
         self.run_command = host.run_command
+        self.warnings = []
 
     def fail_json(self, **kwargs):
         raise Failed(kwargs)
+
+    def warn(self, text):
+        self.warnings.append(text)
 
 
 @pytest.fixture
@@ -310,6 +314,22 @@ def test_first_launch_without_a_snapshot_restarts_and_records_it(files):
 
 
 # ------------------------------------------------------------------------------------------------ failure
+def test_a_snapshot_an_interrupted_replacement_left_as_old_is_the_way_back(files):
+    good = snapshot(files)
+    last_good = os.path.join(files[1], "last-good")
+    os.rename(last_good, last_good + ".old")  # a crash between the two renames of a replacement
+    break_config(files)
+    host = Host([failing_launch(), ready_launch(invocation="inv-rollback", pid="4400", previous=after_failure())])
+    module = FakeModule(host, params_for(files))
+    result = Launcher(module, follow_journal=host.follower, http_check=host.http, probe=no_probe, timings=LaunchTimings()).run()
+    assert result["rolled_back"] is True and result["restored_files"] == [files[0][0]] and result["rollback_ready"] is True
+    with open(files[0][0], "rb") as handle:
+        assert handle.read() == GOOD
+    assert load_manifest(last_good)["files"] == good["files"] and not os.path.exists(last_good + ".old")
+    assert module.warnings == ["sglang_launch: the last good snapshot was only in %s.old (a replacement of it was "
+                               "interrupted); it is back in place" % last_good]
+
+
 def test_failure_rolls_back_the_files_and_reports_rollback_ready(files):
     good = snapshot(files)
     break_config(files)
