@@ -6,7 +6,9 @@ the SSE line splitter at its cut-offs (a line of 4096 bytes kept whole, longer o
 from __future__ import annotations
 
 import http.client
+import socket
 import ssl
+import threading
 
 import pytest
 
@@ -120,3 +122,91 @@ def test_lines_after_a_compacted_one_start_afresh_and_the_last_byte_of_a_read_is
     assert splitter.feed(long_text[4000:] + b"\ndata: 1\ndata: 2") == [expected(long_text), b"1"]
     assert splitter.feed(b"3\n\n") == [b"23"]
     assert splitter.feed(b"data: end\n") == [b"end"]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# A streaming POST against a loopback server that misbehaves on purpose
+
+class _Server:
+    """A loopback TCP server: each connection is answered by ``answer(sock, request_bytes)``; connections counted."""
+
+    def __init__(self, answer):
+        self.answer, self.connections, self.requests = answer, 0, []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _addr = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
+
+    def _one(self, conn):
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    return
+                data += chunk
+            self.requests.append(data)
+            self.answer(conn, data)
+
+    def close(self):
+        self.sock.close()
+
+
+@pytest.fixture
+def serve():
+    servers = []
+
+    def start(answer):
+        servers.append(_Server(answer))
+        return servers[-1]
+    yield start
+    for server in servers:
+        server.close()
+
+
+def test_an_error_status_keeps_600_characters_of_its_body_and_asks_for_a_stream(serve):
+    body = ("x" * 590 + "0123456789abcdef").encode()
+    server = serve(lambda conn, _req: conn.sendall(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: %d\r\n\r\n" % len(body) + body))
+    client = ProbeClient("http://127.0.0.1:%d" % server.port, timeout=5)
+    cap, reusable = client.stream(client.connection(), "/generate", b"{}")
+    assert cap.status == 500 and cap.error == "HTTP 500 from /generate: " + "x" * 590 + "0123456789"
+    assert cap.end is not None and cap.end >= cap.start and reusable is True and cap.connect_s is None
+    assert b"\r\nAccept: text/event-stream\r\n" in server.requests[0]
+
+
+def test_a_refused_stream_is_reported_not_raised():
+    client = ProbeClient("http://127.0.0.1:1", timeout=2)
+    cap, reusable = client.stream(client.connection(), "/generate", b"{}", connect=True)
+    assert cap.error == "POST /generate: ConnectionRefusedError: [Errno 111] Connection refused" and reusable is False
+
+
+def test_a_connection_closed_before_any_answer_is_retried_once_on_a_new_one(serve):
+    server = serve(lambda conn, _req: None)
+    client = ProbeClient("http://127.0.0.1:%d" % server.port, timeout=5)
+    cap, reusable = client.stream(client.connection(), "/generate", b"{}")
+    assert cap.error == "POST /generate: RemoteDisconnected: Remote end closed connection without response"
+    assert reusable is False and server.connections == 2
+
+
+def test_a_server_that_goes_silent_hits_the_socket_timeout(serve):
+    gone = threading.Event()
+    server = serve(lambda conn, _req: (conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\ndata: 1\n"), gone.wait(5)))
+    client = ProbeClient("http://127.0.0.1:%d" % server.port, timeout=0.5)
+    cap, reusable = client.stream(client.connection(), "/generate", b"{}")
+    gone.set()
+    assert cap.error == "no data for 0.5s (timeout)" and reusable is False
+
+
+def test_a_level_without_bodies_is_empty():
+    assert ProbeClient("http://127.0.0.1:1", timeout=2).run_level("/generate", [], 4) == ([], 0.0)
