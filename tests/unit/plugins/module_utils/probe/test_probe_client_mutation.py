@@ -6,6 +6,7 @@ the SSE line splitter at its cut-offs (a line of 4096 bytes kept whole, longer o
 from __future__ import annotations
 
 import http.client
+import re
 import socket
 import ssl
 import threading
@@ -155,6 +156,15 @@ class _Server:
                 chunk = conn.recv(65536)
                 if not chunk:
                     return
+                data += chunk
+            # the whole body too: a socket closed with unread bytes sends a reset instead of a clean close
+            head, _sep, body = data.partition(b"\r\n\r\n")
+            length = re.search(rb"(?im)^content-length:\s*(\d+)", head)
+            while length and len(body) < int(length.group(1)):
+                chunk = conn.recv(65536)
+                if not chunk:
+                    return
+                body += chunk
                 data += chunk
             self.requests.append(data)
             self.answer(conn, data)
