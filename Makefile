@@ -28,9 +28,27 @@ venv: ## make .venv with the pinned toolchain and make gpufleet.sglang resolvabl
 	@tools/dev/bootstrap
 	@mkdir -p $(dir $(COLLECTION_LINK)) && ln -sfn ../../../.. $(COLLECTION_LINK)
 
+# The lab root filesystem, the wheelhouse and the two venvs are mostly downloads: `make test` builds them in the
+# background (log: build/prerequisites.log) while lint, the collection checks and sanity keep the CPUs busy.
+# Their system packages come first, so two apt-get runs never race for dpkg's lock.
 .PHONY: test
-test: venv lint collection-checks sanity units molecule ## THE test command: lint, collection checks, sanity, units, then every Molecule scenario
+test: venv ## THE test command: lint, collection checks, sanity, units, then every Molecule scenario
+	@tools/dev/system-packages sanity lab
+	@set -m; mkdir -p build; \
+	$(MAKE) --no-print-directory prerequisites >build/prerequisites.log 2>&1 & builder=$$!; \
+	trap 'kill -- -$$builder 2>/dev/null || true' EXIT; \
+	$(MAKE) --no-print-directory lint collection-checks sanity; \
+	echo "make test: waiting for the lab root filesystem, the wheelhouse and the venvs (build/prerequisites.log)"; \
+	if ! wait $$builder; then \
+	  tail -n 60 build/prerequisites.log; \
+	  echo "make test: building the prerequisites failed; the whole log is build/prerequisites.log" >&2; exit 1; \
+	fi; \
+	trap - EXIT; grep -E '^(lab|wheelhouse|sglang-cpu-venv|gateway-venv)' build/prerequisites.log || true
+	$(MAKE) --no-print-directory units molecule
 	@echo "make test: all steps passed"
+
+.PHONY: prerequisites
+prerequisites: lab-rootfs wheelhouse sglang-cpu-venv gateway-venv ## what units and Molecule need built: lab root filesystem, wheelhouse, real SGLang and smg venvs (cached)
 
 .PHONY: lint
 lint: venv ## yamllint and ansible-lint (production profile, offline)
