@@ -211,8 +211,9 @@ def unit_exited(props: Mapping[str, str], baseline: Mapping[str, str]) -> Option
     if sub == "auto-restart":
         return "the main process exited and systemd is restarting it (%s)" % exit_description(props)
     try:
-        if int(props.get("NRestarts", "0")) > int(baseline.get("NRestarts", "0")):
-            return "systemd restarted the unit (NRestarts %s -> %s)" % (baseline.get("NRestarts"), props.get("NRestarts"))
+        before, now = baseline.get("NRestarts") or "0", props.get("NRestarts") or "0"
+        if int(now) > int(before):
+            return "systemd restarted the unit (NRestarts %s -> %s)" % (before, now)
     except ValueError:
         pass
     main_pid, base_pid = props.get("MainPID", "0"), baseline.get("MainPID", "0")
@@ -226,10 +227,10 @@ def exit_description(props: Mapping[str, str]) -> str:
     code, status = props.get("ExecMainCode", ""), props.get("ExecMainStatus", "")
     # ExecMainCode: 1 exited, 2 killed, 3 dumped (CLD_* values)
     if code == "1":
-        return "exit status %s" % status
+        return "exit status %s" % status if status else "exited, status not given"
     if code in ("2", "3"):
         names = {"1": "HUP", "2": "INT", "3": "QUIT", "6": "ABRT", "9": "KILL", "11": "SEGV", "15": "TERM"}
-        return "killed by signal %s/%s" % (status, names.get(status, "?"))
+        return "killed by signal %s/%s" % (status, names.get(status, "?")) if status else "killed by a signal not given"
     return "no exit status yet"
 
 

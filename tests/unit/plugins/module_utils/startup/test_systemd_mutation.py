@@ -44,7 +44,8 @@ def test_restarts_count_from_the_baseline_s_counter():
 
 def test_a_baseline_without_a_restart_counter_counts_from_zero():
     baseline = {k: v for k, v in BASE.items() if k != "NRestarts"}
-    assert unit_exited(dict(BASE, NRestarts="1"), baseline).startswith("systemd restarted the unit")
+    assert unit_exited(dict(BASE, NRestarts="1"), baseline) == "systemd restarted the unit (NRestarts 0 -> 1)"
+    assert unit_exited(dict(BASE, NRestarts="1"), dict(BASE, NRestarts="")) == "systemd restarted the unit (NRestarts 0 -> 1)"
 
 
 @pytest.mark.parametrize("base_pid", [None, ""], ids=["missing", "empty"])
@@ -61,9 +62,12 @@ def test_each_signal_by_its_name(status, name):
     assert exit_description({"ExecMainCode": "2", "ExecMainStatus": status}) == "killed by signal %s/%s" % (status, name)
 
 
-def test_a_status_systemd_did_not_give_stays_empty():
-    assert exit_description({"ExecMainCode": "1"}) == "exit status "
-    assert exit_description({"ExecMainCode": "3"}) == "killed by signal /?"
+def test_a_status_systemd_did_not_give_is_said_so():
+    assert exit_description({"ExecMainCode": "1"}) == "exited, status not given"
+    assert exit_description({"ExecMainCode": "1", "ExecMainStatus": ""}) == "exited, status not given"
+    assert exit_description({"ExecMainCode": "3"}) == "killed by a signal not given"
+    assert exit_description({"ExecMainCode": "2", "ExecMainStatus": ""}) == "killed by a signal not given"
+    assert exit_description({"ExecMainCode": "1", "ExecMainStatus": "0"}) == "exit status 0"
 
 
 def test_journal_cursor_s_exact_command():
