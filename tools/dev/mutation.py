@@ -30,6 +30,7 @@ Exit status: 0 when every module reached its minimum score (modules.yml), 1 when
 from __future__ import annotations
 
 import argparse
+import ast
 import difflib
 import hashlib
 import importlib.abc
@@ -42,7 +43,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import yaml
 
@@ -68,6 +69,8 @@ class Mutant:
     code: str = field(repr=False, default="")
     status: str = "untested"  # killed, timeout, survived, equivalent, invalid
     why: str = ""
+    lines: List[int] = field(default_factory=list)  # every line of the original it changes (1-based)
+    tests: Optional[List[str]] = None  # the nodeids it is run against; None: the whole list
 
 
 @dataclass
@@ -155,16 +158,61 @@ def load_modules(wanted: List[str]) -> Tuple[List[Module], List[str]]:
     return modules, problems
 
 
+def _changes(old: List[str], new: List[str]) -> List[Tuple[str, int, int, int, int]]:
+    """difflib's opcodes that are not "equal": the line ranges the mutant replaces, removes or inserts."""
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    return [op for op in matcher.get_opcodes() if op[0] != "equal"]
+
+
 def changed_lines(original: str, mutated: str) -> Tuple[int, str, str]:
     """(first changed line number, original lines, mutated lines), each line stripped, joined by newlines."""
     old, new = original.splitlines(), mutated.splitlines()
-    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
-    changes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    changes = _changes(old, new)
     if not changes:
         return (0, "", "")
     removed = [s.strip() for op in changes for s in old[op[1]:op[2]]]
     added = [s.strip() for op in changes for s in new[op[3]:op[4]]]
     return (changes[0][1] + 1, "\n".join(removed), "\n".join(added))
+
+
+def changed_line_numbers(original: str, mutated: str) -> List[int]:
+    """Every line of the original (1-based) that the mutant replaces or removes; for a pure insertion, the lines
+    either side of it. Coverage is asked about all of them: a mutant that drops a line of a long literal changes
+    that line only, but the statement it belongs to is what runs."""
+    numbers: Set[int] = set()
+    for _tag, begin, end, _new_begin, _new_end in _changes(original.splitlines(), mutated.splitlines()):
+        numbers.update(range(begin + 1, end + 1) if end > begin else (begin, begin + 1))
+    return sorted(n for n in numbers if n > 0)
+
+
+def _header_end(node: ast.stmt) -> int:
+    """The last line of a statement that runs as one step: all of a simple statement, the header of a compound
+    one (``if``/``for``/``while``/``with``/``def``... up to its first inner statement)."""
+    body = getattr(node, "body", None)
+    if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+        return max(node.lineno, body[0].lineno - 1)
+    return node.end_lineno or node.lineno
+
+
+def statement_lines(tree: ast.Module, line: int) -> FrozenSet[int]:
+    """The lines of the innermost statement (a compound statement's header only) holding ``line``; {line} when none.
+
+    Why: Python reports a line as run only where bytecode starts on it. A mutant of the third line of a
+    multi-line literal or call is in code that runs whenever its statement runs, so coverage is read for the
+    whole statement, not for that line alone. Decorators count as part of their ``def``/``class`` header.
+    """
+    best: Optional[Tuple[int, int]] = None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt):
+            continue
+        decorators = getattr(node, "decorator_list", None) or []
+        start = min([node.lineno] + [d.lineno for d in decorators])
+        end = _header_end(node)
+        if start <= line <= end and (best is None or end - start <= best[1] - best[0]):
+            best = (start, end)
+    if best is None:
+        return frozenset([line])
+    return frozenset(range(best[0], best[1] + 1))
 
 
 def _offsets(source: str) -> List[int]:
@@ -247,7 +295,7 @@ def enumerate_mutants(module: Module) -> None:
         codes += EXTRA_OPERATORS[operator](source)
     for number, code in enumerate(codes):
         line, old, new = changed_lines(source, code)
-        mutant = Mutant(number, line, old, new, code)
+        mutant = Mutant(number, line, old, new, code, lines=changed_line_numbers(source, code))
         try:
             compile(code, filename, "exec")
         except SyntaxError:
@@ -312,8 +360,116 @@ class _ServeMutant(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         exec(compile(self.code, self.filename, "exec"), module.__dict__)  # noqa: S102 (that is the point)
 
 
-def _child(module: Module, code: Optional[str], report_fd: Optional[int]) -> None:
-    """In a forked child: serve the mutant (if any), run the module's tests quietly, exit with pytest's code."""
+OUTSIDE_TESTS = ""  # the coverage key of lines run outside any test: imports, collection, wider fixtures
+
+
+class _Coverage:
+    """Which lines of one source file each test runs (sys.monitoring, Python 3.12+), for the baseline run.
+
+    Each line is reported once per test: the callback disables its location and every switch of test restarts
+    the events. Lines run outside any test (importing the module, collecting the tests, setting up a class-,
+    module- or session-scoped fixture whose value later tests share) go under OUTSIDE_TESTS: a mutant there
+    runs every test. Before each test the module's functools caches are emptied, so a test that would have
+    been served a cached answer runs (and is credited with) the lines behind it.
+    """
+
+    def __init__(self, filename: str, fqname: str):
+        self.filename, self.fqname = os.path.realpath(filename), fqname
+        self.lines: Dict[str, Set[int]] = {}
+        self.order: List[str] = []
+        self.current = OUTSIDE_TESTS
+        self._ours: Dict[str, bool] = {}
+        self._fixtures: List[str] = []
+        monitoring = sys.monitoring
+        self.tool = next(t for t in range(6) if monitoring.get_tool(t) is None)
+        monitoring.use_tool_id(self.tool, "mutation coverage")
+        monitoring.register_callback(self.tool, monitoring.events.LINE, self._line)
+        monitoring.set_events(self.tool, monitoring.events.LINE)
+
+    def _line(self, code, line: int):
+        ours = self._ours.get(code.co_filename)
+        if ours is None:
+            ours = self._ours[code.co_filename] = os.path.realpath(code.co_filename) == self.filename
+        if ours:
+            self.lines.setdefault(self.current, set()).add(line)
+        return sys.monitoring.DISABLE
+
+    def _switch(self, key: str) -> None:
+        self.current = key
+        sys.monitoring.restart_events()
+
+    def _clear_caches(self) -> None:
+        module = sys.modules.get(self.fqname)
+        for value in list(vars(module).values()) if module is not None else []:
+            if callable(getattr(value, "cache_clear", None)) and getattr(value, "__module__", None) == self.fqname:
+                value.cache_clear()
+
+    def hooks(self):
+        """The pytest plugin object (built here, where pytest is imported: the parent need not import it)."""
+        import pytest
+
+        coverage = self
+
+        class Plugin:
+            @pytest.hookimpl(hookwrapper=True)
+            def pytest_runtest_protocol(self, item, nextitem):  # noqa: D102 (pytest hook)
+                coverage._clear_caches()
+                coverage._switch(item.nodeid)
+                yield
+                coverage._switch(OUTSIDE_TESTS)
+
+            @pytest.hookimpl(hookwrapper=True)
+            def pytest_fixture_setup(self, fixturedef, request):  # noqa: D102 (pytest hook)
+                wider = fixturedef.scope != "function"
+                if wider:
+                    coverage._fixtures.append(coverage.current)
+                    coverage._switch(OUTSIDE_TESTS)
+                yield
+                if wider:
+                    coverage._switch(coverage._fixtures.pop())
+
+            def pytest_collection_finish(self, session):  # noqa: D102 (pytest hook)
+                coverage.order = [item.nodeid for item in session.items]
+
+        return Plugin()
+
+    def stop(self) -> dict:
+        """What the parent needs: the tests in collected order, and the lines each ran."""
+        sys.monitoring.set_events(self.tool, 0)
+        sys.monitoring.free_tool_id(self.tool)
+        return {"order": self.order, "lines": {k: sorted(v) for k, v in self.lines.items()}}
+
+
+def _selector(nodeids: List[str]):
+    """A pytest plugin that keeps only the tests named (by nodeid, as the baseline collected them), in order.
+
+    When one of them is not collected (an id that the mutant changed), it keeps every test: running too many
+    tests costs time, running too few would call a mutant survived that the whole list kills.
+    """
+    import pytest
+
+    wanted = set(nodeids)
+
+    class Select:
+        @pytest.hookimpl(trylast=True)
+        def pytest_collection_modifyitems(self, session, config, items):  # noqa: D102 (pytest hook)
+            keep = [item for item in items if item.nodeid in wanted]
+            if {item.nodeid for item in keep} != wanted:
+                return
+            dropped = [item for item in items if item.nodeid not in wanted]
+            if dropped:
+                config.hook.pytest_deselected(items=dropped)
+            items[:] = keep
+
+    return Select()
+
+
+def _child(module: Module, code: Optional[str], report_fd: Optional[int], tests: Optional[List[str]] = None,
+           cover: bool = False) -> None:
+    """In a forked child: serve the mutant (if any), run the module's tests quietly, exit with pytest's code.
+
+    ``tests``: the nodeids to run (None: all). ``cover`` (baseline only): also report the lines each test runs.
+    """
     try:
         import pytest
 
@@ -323,11 +479,21 @@ def _child(module: Module, code: Optional[str], report_fd: Optional[int]) -> Non
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
-        rc = int(pytest.main(PYTEST_ARGS + module.tests))
+        plugins = []
+        coverage = None
+        if cover and module.fqname not in sys.modules:  # loaded already: its import-time lines would be missed
+            coverage = _Coverage(str(module.path), module.fqname)
+            plugins.append(coverage.hooks())
+        if tests is not None:
+            plugins.append(_selector(tests))
+        rc = int(pytest.main(PYTEST_ARGS + module.tests, plugins=plugins))
         if report_fd is not None:
             third_party = sorted(n for n, m in list(sys.modules.items())
                                  if not n.startswith("ansible_collections") and _outside_tree(m))
-            os.write(report_fd, json.dumps(third_party).encode())
+            report = {"modules": third_party, "coverage": coverage.stop() if coverage else None}
+            data = json.dumps(report).encode()
+            while data:
+                data = data[os.write(report_fd, data):]
             os.close(report_fd)
         os._exit(rc)
     except BaseException:  # noqa: B036 (anything escaping here must not run the parent's code)
@@ -351,14 +517,15 @@ def warm_up(names: List[str]) -> None:
             pass
 
 
-def baseline(module: Module) -> Tuple[int, float, List[str]]:
-    """Run the unmutated tests once: (pytest's code, seconds, modules imported from outside the checkout)."""
+def baseline(module: Module, cover: bool = False) -> Tuple[int, float, List[str], Optional[dict]]:
+    """Run the unmutated tests once: (pytest's code, seconds, modules imported from outside the checkout, and
+    with ``cover`` the tests in order and the lines of the module each runs, or None)."""
     read_fd, write_fd = os.pipe()
     start = time.monotonic()
     pid = os.fork()
     if pid == 0:
         os.close(read_fd)
-        _child(module, None, write_fd)
+        _child(module, None, write_fd, cover=cover)
     os.close(write_fd)
     chunks = []
     while True:
@@ -369,8 +536,30 @@ def baseline(module: Module) -> Tuple[int, float, List[str]]:
     os.close(read_fd)
     status = os.waitpid(pid, 0)[1]
     seconds = time.monotonic() - start
-    names = json.loads(b"".join(chunks).decode() or "[]")
-    return os.waitstatus_to_exitcode(status), seconds, names
+    report = json.loads(b"".join(chunks).decode() or "{}")
+    return os.waitstatus_to_exitcode(status), seconds, report.get("modules", []), report.get("coverage")
+
+
+def choose_tests(module: Module, coverage: dict) -> None:
+    """Give each untested mutant the tests that run a line it changes (mutant.tests), in collected order.
+
+    A mutant touching a line run outside any test (import time: module-level code, ``def`` and ``class``
+    lines, defaults, decorators; or a wider fixture) keeps the whole list. One whose lines no test runs
+    cannot be told from the original by these tests: it survives without a run, and says so.
+    """
+    tree = ast.parse(module.path.read_text(encoding="utf-8"))
+    outside = set(coverage["lines"].get(OUTSIDE_TESTS, ()))
+    runs = {test: set(coverage["lines"].get(test, ())) for test in coverage["order"]}
+    for mutant in (m for m in module.mutants if m.status == "untested"):
+        lines: Set[int] = set()
+        for number in mutant.lines:
+            lines |= statement_lines(tree, number)
+        if not lines or lines & outside:
+            continue
+        mutant.tests = [test for test in coverage["order"] if runs[test] & lines]
+        if not mutant.tests:
+            mutant.status = "survived"
+            mutant.why = "no test runs line(s) %s" % ", ".join(str(n) for n in sorted(lines))
 
 
 def run_mutants(module: Module, timeout: float, jobs: int) -> None:
@@ -382,7 +571,7 @@ def run_mutants(module: Module, timeout: float, jobs: int) -> None:
             mutant = pending.pop(0)
             pid = os.fork()
             if pid == 0:
-                _child(module, mutant.code, None)
+                _child(module, mutant.code, None, tests=mutant.tests)
             running[pid] = (mutant, time.monotonic())
         pid, status = os.waitpid(-1, os.WNOHANG)
         if pid == 0:
@@ -439,7 +628,8 @@ def load_record(module: Module) -> Optional[str]:
         return "its source or tests changed since the last run"
     for number, item in enumerate(data["mutants"]):
         status = "survived" if item["status"] == "equivalent" else item["status"]  # re-read from the list below
-        module.mutants.append(Mutant(number, item["line"], item["source"], item["mutation"], status=status))
+        why = item.get("why", "") if status == "survived" else ""  # why it survived without a run, if it did
+        module.mutants.append(Mutant(number, item["line"], item["source"], item["mutation"], status=status, why=why))
     return None
 
 
@@ -460,7 +650,7 @@ def print_survivors(module: Module) -> None:
     """Each survivor as file:line with its original and mutated line(s)."""
     rel = module.path.relative_to(ROOT).as_posix()
     for mutant in (m for m in module.mutants if m.status == "survived"):
-        print("  survived %s:%d" % (rel, mutant.line))
+        print("  survived %s:%d%s" % (rel, mutant.line, " (not run: %s)" % mutant.why if mutant.why else ""))
         for line in mutant.source.splitlines() or [""]:
             print("    - " + line)
         for line in mutant.mutation.splitlines() or ["(nothing: the line(s) above are removed)"]:
@@ -478,6 +668,9 @@ def main(argv: List[str]) -> int:
     parser.add_argument("--report", action="store_true",
                         help="run nothing: the table of the last runs (build/mutation/), with the equivalents list as it"
                              " is now; a module whose source or tests changed since its run must be run again")
+    parser.add_argument("--no-select", dest="select", action="store_false",
+                        help="run every mutant against the module's whole test list, not only the tests that run the"
+                             " lines it changes (to compare, or when coverage misleads)")
     args = parser.parse_args(argv)
     modules, problems = load_modules([m for a in args.modules for m in a.split()])
     for problem in problems:
@@ -510,7 +703,7 @@ def main(argv: List[str]) -> int:
         tested = fingerprint(module)  # before the run: an edit during it makes the record stale
         enumerate_mutants(module)
         warnings += mark_equivalents(module, equivalents)
-        rc, seconds, names = baseline(module)
+        rc, seconds, names, coverage = baseline(module, cover=args.select)
         if rc != 0:
             print("mutation: %s: its tests fail without any mutant (pytest exit %d): fix them first: %s"
                   % (module.name, rc, " ".join(module.tests)), file=sys.stderr)
@@ -518,12 +711,17 @@ def main(argv: List[str]) -> int:
             continue
         warm_up(names)
         started = time.monotonic()
+        if coverage is not None:
+            choose_tests(module, coverage)
         run_mutants(module, timeout=max(10.0, 10 * seconds), jobs=max(1, args.jobs))
         figures = score(module)
         figures["seconds"] = round(time.monotonic() - started, 1)
+        figures["selection"] = "coverage" if coverage is not None else "all tests"
         print("%s: %d mutants, %d killed (%d by timeout), %d equivalent, %d survived: %.1f%% (minimum %g%%) in %.0f s"
+              " (tests: %s)"
               % (module.name, figures["mutants"], figures["killed"], figures["timeouts"], figures["equivalent"],
-                 figures["survived"], figures["score"], module.min_score, figures["seconds"]), flush=True)
+                 figures["survived"], figures["score"], module.min_score, figures["seconds"], figures["selection"]),
+              flush=True)
         print_survivors(module)
         sys.stdout.flush()
         if figures["score"] < module.min_score:
@@ -533,7 +731,8 @@ def main(argv: List[str]) -> int:
             "module": module.name, "file": module.path.relative_to(ROOT).as_posix(), "tests": module.tests,
             "fingerprint": tested, "min_score": module.min_score, **figures,
             "mutants": [{"line": m.line, "source": m.source, "mutation": m.mutation, "status": m.status,
-                         **({"why": m.why} if m.why else {})} for m in module.mutants],
+                         **({"why": m.why} if m.why else {}),
+                         **({"tests": len(m.tests)} if m.tests is not None else {})} for m in module.mutants],
         }, indent=1) + "\n", encoding="utf-8")
     return finish(rows, failed, warnings)
 
