@@ -516,3 +516,18 @@ def test_main_unknown_command(monkeypatch, capsys, umask):
     assert answer["kind"] == "other" and answer["error"] == "ValueError: unknown command 'delete'"
     assert answer["traceback"].startswith("Traceback (most recent call last):")
     assert answer["traceback"].endswith("ValueError: unknown command 'delete'\n")
+
+
+def test_a_rate_under_one_byte_a_second_still_gives_an_eta(tmp_path, monkeypatch):
+    storage, _snapshot, blobs = make_storage(tmp_path)
+    path = tmp_path / "p.jsonl"
+    clock = Clock(0.0)
+    monkeypatch.setattr(helper, "time", clock)
+    writer = helper.ProgressWriter(str(path), str(storage), COMMIT, {"w.safetensors": 1000}, 1.0, "")
+    clock.values = [10.0]
+    writer.write()
+    (blobs / "e.incomplete").write_bytes(b"y")
+    clock.values = [12.0]
+    writer.write()
+    last = json.loads(path.read_text().splitlines()[-1])
+    assert (last["rate_bps"], last["eta_s"]) == (0, 1998)   # 1 byte in 2 s: 999 bytes left at 0.5 B/s
