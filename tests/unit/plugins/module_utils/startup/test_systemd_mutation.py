@@ -12,6 +12,7 @@ import signal
 import stat
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -136,10 +137,11 @@ def test_unit_pids_reads_the_host_s_cgroup_tree_by_default():
 def stopped_child():
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # pylint: disable=consider-using-with
     os.kill(child.pid, signal.SIGSTOP)
-    for _attempt in range(200):
+    for _attempt in range(500):  # the stop takes effect when the kernel next schedules the child
         with open("/proc/%d/stat" % child.pid, encoding="utf-8", errors="replace") as handle:
             if handle.read().rpartition(")")[2].split()[0] == "T":
                 break
+        time.sleep(0.01)
     try:
         yield child.pid
     finally:
