@@ -305,7 +305,8 @@ def test_progress_lines_rate_and_eta(tmp_path, monkeypatch):
     assert path.read_text().endswith("}\n")
 
 
-def test_progress_rate_rounds_down(tmp_path, monkeypatch):
+def writer_after_a_first_line(tmp_path, monkeypatch):
+    """A ProgressWriter for one 1000-byte file on a stand-in clock, its first line written at t=10 (nothing downloaded)."""
     storage, _snapshot, blobs = make_storage(tmp_path)
     path = tmp_path / "p.jsonl"
     clock = Clock(0.0)
@@ -313,6 +314,11 @@ def test_progress_rate_rounds_down(tmp_path, monkeypatch):
     writer = helper.ProgressWriter(str(path), str(storage), COMMIT, {"w.safetensors": 1000}, 1.0, "")
     clock.values = [10.0]
     writer.write()
+    return writer, path, blobs, clock
+
+
+def test_progress_rate_rounds_down(tmp_path, monkeypatch):
+    writer, path, blobs, clock = writer_after_a_first_line(tmp_path, monkeypatch)
     (blobs / "e.incomplete").write_bytes(b"y" * 10)
     clock.values = [13.0]
     writer.write()
@@ -519,13 +525,7 @@ def test_main_unknown_command(monkeypatch, capsys, umask):
 
 
 def test_a_rate_under_one_byte_a_second_still_gives_an_eta(tmp_path, monkeypatch):
-    storage, _snapshot, blobs = make_storage(tmp_path)
-    path = tmp_path / "p.jsonl"
-    clock = Clock(0.0)
-    monkeypatch.setattr(helper, "time", clock)
-    writer = helper.ProgressWriter(str(path), str(storage), COMMIT, {"w.safetensors": 1000}, 1.0, "")
-    clock.values = [10.0]
-    writer.write()
+    writer, path, blobs, clock = writer_after_a_first_line(tmp_path, monkeypatch)
     (blobs / "e.incomplete").write_bytes(b"y")
     clock.values = [12.0]
     writer.write()
