@@ -91,6 +91,17 @@ _BARE_ASSERT_END = r"[^\n]*\n(?:[ \t]*[\^~]+[ \t]*\n)?AssertionError\b(?!:)"
 _KERNEL_HEAD_ASSERT = r"assert (?:L[qkv]|head_?(?:dim|size)\w*|\w*_head_dim) in [\[{(]\d" + _BARE_ASSERT_END
 _NO_QUANT_METHOD_ASSERT = r"assert (?:self\.)?quant_method is not None" + _BARE_ASSERT_END
 
+# A package that is a stand-in for another platform's build (a shim that raises when one of its functions is called).
+_SHIM = r"\b(?:ROCm|CUDA|HIP) shim: [\w.]+ was really called|needs a native (?:ROCm|CUDA|HIP|XPU|NPU) build"
+# A framework that starts SGLang itself (verl, slime) reading a ServerArgs setting, or calling an entry point of SGLang's,
+# that the installed release does not have in that form.
+_LAUNCHER_SIGNATURE = (r"(?:'ServerArgs' object|type object 'ServerArgs') has no attribute|TypeError: (?:[\w.]*\.)?(?:_launch_subprocesses"
+                       r"|_set_envs_and_config|launch_server|launch_engine|run_scheduler_process|run_detokenizer_process"
+                       r"|init_tokenizer_manager|ServerArgs\.__init__)\(\) (?:got an unexpected keyword argument"
+                       r"|missing \d+ required (?:positional|keyword-only) argument|takes \d+ positional)")
+# A compiler's own diagnostic on a kernel source (gcc/clang "file.cuh:95:52: error:", nvcc "file.cu(95): error:").
+_COMPILER_DIAGNOSTIC = r"\.(?:cuh?|cpp|cc|cxx|hpp|hh|h)(?::\d+){1,2}: (?:fatal )?error: |\.cuh?\(\d+\): (?:catastrophic )?error: "
+
 # How much a rule's match says. ROOT: the cause itself. SURFACE: where a failure surfaced (a capture that failed),
 # true but general: a ROOT cause found in other evidence wins. HINT: a sign rather than a statement (a keyword, a
 # signature error, a frame): it decides only when nothing else does, and a line outside a traceback that only
@@ -183,12 +194,20 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # Triton refuses a data type the GPU has no instructions for (fp8e4nv needs compute capability 8.9), ptxas an
         # instruction of a newer target
         r"|\bfp8\w* not supported in this architecture|not supported in this architecture\. The supported"
+        # FlashInfer's fa2 path (the one it takes below Hopper) has no fp8 tensor-core kernel
+        r"|\bfp8 tensor cores? (?:is|are) not supported"
         r"|requires \.target sm_\d+|(?:GPU|device) does not support (?:bf16|bfloat16|fp8|float8)"
         # ptxas refuses an instruction feature for the GPU's target ("Feature '.tile::gather4 ...' not supported on
         # .target 'sm_120a'"; the target may be cut off), and a kernel's own table has no build for the GPU's major
         r"|ptxas[^\n]*error\s*: Feature '[^'\n]*' not supported on|No supported CUDA architectures found for major versions?"
         # FlashInfer's prefill finds no tiling of this head size that fits the GPU's shared memory (an L40, sm_89)
         r"|Unsupported max_mma_(?:kv|q): 0\b", re.I), ROOT),
+    # A package installed as a stand-in for another platform's build (a ROCm host given CUDA wheels through a shim that
+    # raises when one of its functions is really called): the installed packages are not this host's builds
+    ("package_mismatch", re.compile(_SHIM), ROOT),
+    # A framework that launches SGLang itself (verl, slime, an RL trainer) written for another SGLang release: it reads
+    # a ServerArgs setting this release lacks, or calls an entry point of SGLang's with another release's signature
+    ("package_mismatch", re.compile(_LAUNCHER_SIGNATURE), ROOT),
     # A compiled kernel package's own device assertion on what SGLang hands it (DeepGEMM's "Assertion failed: <file>:<line>,
     # condition: ...", CUDA's "<file>:<line>: <kernel>: block: [..], thread: [..] Assertion `...` failed."): the package
     # is of another version than the SGLang that calls it (a release that checks its inputs more strictly)
@@ -226,6 +245,13 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
     ("incompatible_arguments", re.compile(
         r"'(?:\w*(?:Dispatch|Combine)(?:Output|Input)\w*|DeepEP\w*Output)' object has no attribute"
         r"|assert \w*DispatchOutputChecker\.format_is_\w+\(" + _BARE_ASSERT_END), ROOT),
+    # A setting that contradicts the checkpoint's own quantization (a wrapped message keeps its line break), or a
+    # kernel backend chosen by a setting that takes only some quantizations or dtypes ("modelopt_fp4 quantization or
+    # bf16 is required for Flashinfer Cutlass MOE")
+    ("incompatible_arguments", re.compile(
+        r"specified in the model config \([\w-]+\)(?:\s+does not match|[ \t]*(?:\n|$))"
+        r"|\b(?:quantization|bf16|bfloat16|fp16|float16|fp8|fp4|dtype)\b[^\n]{0,40}\b(?:is|are) required (?:for|by) [^\n]*"
+        r"(?:MoE|MOE|backend|runner|kernel)", re.I), ROOT),
     ("peer_rank_lost", re.compile(
         r"gloo/transport/tcp/pair\.cc:\d+\] Connection|Connection was likely closed\. Did the remote server shutdown or crash"
         r"|(?:gloo|Gloo|c10d|TCPStore|ProcessGroup\w*)[^\n]{0,200}Connection (?:closed|reset) by peer"
@@ -253,6 +279,10 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # the same as one shell string (Triton runs its bundled ptxas so): the build tool ran and failed
         r"|Command '(?:\S*/)?" + _TOOLS + r" [^'\n]*' returned non-zero exit status|PTXASError: PTXAS error"
         r"|(?:JIT|jit) (?:compil\w*|build) (?:failed|error)|Failed to compile|triton\.compiler\.errors|cannot find -lcuda"
+        # the compiler's own diagnostic on a kernel source
+        r"|" + _COMPILER_DIAGNOSTIC +
+        # FlashInfer's dispatch has no kernel instance for this configuration (a head size it was not built for)
+        r"|FlashInfer Internal Error: Invalid configuration"
         # an assertion raised inside DeepGEMM's JIT dispatcher: it has no kernel for this case
         r"|deep_gemm/[^\"\n]*\", line \d+[^\n]*\n" + _FRAME_BODY + r"(?:AssertionError|RuntimeError)"), ROOT),
     ("gpu_out_of_memory", re.compile(
@@ -280,8 +310,15 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|number of nodes|nnodes)[^\n]{0,80}(?:divisible|must be (?:equal|a multiple|less|greater)|does not match|mismatch)"
         r"|divisible by (?:the )?(?:tensor parallel|tp|world)|invalid device ordinal|hipErrorInvalidDevice\b"
         # a bare assertion in model code that the heads (experts, ...) split evenly over the TP ranks
-        r"|assert [^\n]*%\s*(?:self\.)?\w*(?:tp|tensor_model_parallel|tensor_parallel|world)_?(?:size|world_size)\w*(?:\(\))?\)?\s*==\s*0",
+        r"|assert [^\n]*%\s*(?:self\.)?\w*(?:tp|tensor_model_parallel|tensor_parallel|world)_?(?:size|world_size)\w*(?:\(\))?\)?\s*==\s*0"
+        # a message that states the divisibility it wants, the TP (or EP) size in it ("(moe_intermediate_size=... /
+        # moe_tp_size=8) % weight_block_size_n=128 == 0")
+        r"|\b\w*(?:tp|ep)_size=[^\n]{0,12}\)?\s*%\s*[\w=]+\s*==\s*0",
         re.I), ROOT),
+    # NCCL's bootstrap at communicator creation could not reach the other ranks (ncclRemoteError while the
+    # communicator is made): the ranks did not meet, as in the store's rendezvous
+    ("distributed_init_failed", re.compile(
+        r"in ncclCommInitRank\w*\n(?:[^\n]*\n){0,8}?[^\n]*NCCL error: remote process exited or there was a network error"), ROOT),
     ("nccl_error", re.compile(
         r"NCCL error|nccl(?:System|Internal|InvalidUsage|UnhandledCuda|Remote)Error|DistBackendError|NCCL WARN"
         r"|ProcessGroupNCCL[^\n]{0,80}(?:error|Watchdog caught|timed out)|Error while creating shared memory segment /dev/shm/nccl"), ROOT),
@@ -530,7 +567,8 @@ _NOTABLE_WORDS = (
     "registered model", "cannot find model module", "transformers implementation", "dispatchoutput", "dispatchinput",
     "combineoutput", "combineinput", "exceeds dimension size", "output' object", "kv cache", "kv_cache", "kv-cache",
     "one token", "single token", "1 token", "in the tokenizer", "in the vocab", "in tokenizer", "valid json", "_dict_from_json_file",
-    "available on",
+    "available on", "shim: ", "native ", "'serverargs'", "() got an", "() missing", "() takes", ": error: ", "): error: ",
+    "invalid configuration", "_size=", "tensor core",
 )
 
 
@@ -681,7 +719,8 @@ def _hint_invalid_arguments(message: str, phase: Optional[str], evidence: str) -
     return None
 
 
-_QUANT_CONFIG_RE = re.compile(r"model config \((?P<config>[\w-]+)\) does not match[^\n]*?\((?P<arg>[\w-]+)\)")
+# the method the setting names may be on the next line of a wrapped message, or cut off
+_QUANT_CONFIG_RE = re.compile(r"specified in the model config \((?P<config>[\w-]+)\)(?:\s+does not match[^\n]*?\((?P<arg>[\w-]+)\))?")
 
 
 _MOE_OUTPUT_RE = re.compile(r"'(?P<output>\w*(?:Dispatch|Combine)(?:Output|Input)\w*|DeepEP\w*Output)' object has no attribute "
@@ -696,10 +735,12 @@ def _hint_incompatible_arguments(message: str, phase: Optional[str], evidence: s
                 "moe_a2a_backend in sglang_server_args do not fit each other on this release. Choose a moe_runner_backend "
                 "that supports that moe_a2a_backend (with DeepEP's low-latency mode: deep_gemm rather than flashinfer_mxfp4), "
                 "or another moe_a2a_backend; dropping one of them confirms it.")
-    match = _QUANT_CONFIG_RE.search(message) or _QUANT_CONFIG_RE.search(evidence)
+    found = [match for match in (_QUANT_CONFIG_RE.search(message), _QUANT_CONFIG_RE.search(evidence)) if match]
+    match = next((match for match in found if match.group("arg")), found[0] if found else None)
     if match:
+        chosen = f"quantization: {match.group('arg')}" if match.group("arg") else "quantization to another method"
         return (f"The checkpoint's config says it is quantized with {match.group('config')}, and sglang_server_args sets "
-                f"quantization: {match.group('arg')}, which this release does not accept for it: drop quantization (SGLang "
+                f"{chosen}, which this release does not accept for it: drop quantization (SGLang "
                 "reads the method from the checkpoint and picks its fastest kernel where it can), or set it to "
                 f"{match.group('config')}; a faster kernel of the same format (awq_marlin) needs a release that converts it.")
     if "encoder" in message and "url" in message.lower():
@@ -856,6 +897,9 @@ def _hint_jit_tool(message: str, phase: Optional[str], evidence: str) -> Optiona
 _KERNEL_LOADER_RE = re.compile(r"Could not load any common_ops library|Standard Python import: common_ops - failed"
                                r"|(?:Architecture-specific|Fallback) pattern: [^\n]*sgl_kernel/")
 _MISSING_LIBRARY_RE = re.compile(r"(?P<lib>lib[\w.+-]+\.so[\w.]*): cannot open shared object file")
+_SHIM_RE = re.compile(_SHIM)
+_LAUNCHER_RE = re.compile(_LAUNCHER_SIGNATURE)
+_COMPILER_DIAGNOSTIC_RE = re.compile(_COMPILER_DIAGNOSTIC)
 _REQUIRED_PACKAGE_RE = re.compile(r"\brequires \"?(?P<package>[\w.\[\]-]+)\"? to be installed|\b(?P<package2>[\w.-]+) is not installed\. ")
 
 
@@ -885,6 +929,16 @@ def _hint_package(message: str, phase: Optional[str], evidence: str) -> Optional
                 "image or venv built without it): install the dependency set pinned for this SGLang release (sglang_install "
                 "role) rather than adding packages one by one; where the release forgot it, add it to that set "
                 f"(pip install {package} into the venv) and restart.")
+    if _SHIM_RE.search(evidence):
+        return ("An installed package is a shim for this platform, not a build of it (a ROCm host given CUDA wheels: "
+                f"{_SHIM_RE.search(evidence).group(0)}): install the packages built for this host's platform (ROCm builds "
+                "of sgl-kernel, aiter and torch, e.g. SGLang's ROCm image or its ROCm install steps) instead of the pip "
+                "CUDA wheels; disable_custom_all_reduce does not help, the model's own kernels need the native build too.")
+    if _LAUNCHER_RE.search(evidence):
+        return ("The program that starts SGLang here (an RL framework or launcher such as verl or slime that builds "
+                f"ServerArgs or calls SGLang's internal entry points itself: {message.strip()[:160]}) was written for "
+                "another SGLang release than the installed one. Install the SGLang version that framework release pins "
+                "(sglang_install_version), or a framework release made for this SGLang.")
     if re.search(r"'\w*knobs' object has no attribute", message):
         return (f"SGLang uses a Triton setting that the installed Triton does not have ({message.strip()[:160]}): Triton "
                 "is of another version than this SGLang expects (an image's own Triton, a ROCm build). Install the Triton "
@@ -987,6 +1041,17 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "hint for that error.")),
     ),
     "kernel_compile_failed": (
+        (lambda message, evidence: "FlashInfer Internal Error: Invalid configuration" in evidence,
+         ("FlashInfer has no kernel built for this model's attention shape on this GPU (its dispatch found no "
+          "configuration, e.g. a head size of 512 on a GPU with less shared memory than a Hopper): set "
+          "attention_backend: triton in sglang_server_args (or another backend this GPU supports), or upgrade FlashInfer "
+          "with SGLang (sglang_install_version) to a release that has the kernel.")),
+        (lambda message, evidence: bool(_COMPILER_DIAGNOSTIC_RE.search(evidence)),
+         ("The compiler rejected a kernel's source while SGLang built it just in time (the compiler's error line is in "
+          "error_message): the host compiler or CUDA toolkit is not one this SGLang release builds with (a CUDA 13 "
+          "toolkit, a gcc newer than nvcc supports). Point CUDA_HOME (and PATH) in sglang_server_env at the toolkit "
+          "that matches the torch build, with a gcc it supports, or upgrade SGLang (sglang_install_version) to a "
+          "release whose kernels build with this toolkit.")),
         (lambda message, evidence: "ptxas" in evidence.lower(),
          ("ptxas could not build a Triton kernel for this GPU (it exits non-zero; a ptxas older than the GPU's "
           "architecture, like the one a Triton release bundles for GPUs newer than itself, does so): install the Triton "

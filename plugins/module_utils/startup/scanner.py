@@ -151,6 +151,10 @@ _ARGPARSE_MSG_RE = re.compile(
     r"|invalid choice: |expected (?:one|at least one|\d+) arguments?|ignored explicit argument|not allowed with argument ))[^\n]*)$"
 )
 _ARGPARSE_ANY_RE = re.compile(r"^(?P<prog>[\w./-]+(?: [\w.-]+)?): error: (?P<msg>.+)$")
+# The same refusal glued to the end of its usage banner (a chat or UI that flattened the output into one line): the
+# banner's last option in brackets, then the program's error.
+_ARGPARSE_FLATTENED_RE = re.compile(
+    r"\[--[\w-]+(?: [A-Z_]+)?\] (?P<prog>(?:[\w.-]*/)*(?:sglang(?: serve)?|launch_server(?:\.py)?|__main__\.py|serve\.py)): error: ")
 
 # Fatal markers outside tracebacks. ``intrinsic`` ones explain themselves (no traceback will follow).
 _MARKERS = (
@@ -783,6 +787,9 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
         argparse = _ARGPARSE_RE.match(text) or _ARGPARSE_MSG_RE.match(text)
         if argparse is None and self._line_no - self._usage_at < USAGE_WINDOW_LINES:
             argparse = _ARGPARSE_ANY_RE.match(text)
+        if argparse is None:
+            argparse = _ARGPARSE_FLATTENED_RE.search(text)
+            text = text[argparse.start("prog"):] if argparse else text
         if argparse:
             if not self._failed or (self._fatal_tb is None and not self._markers):
                 self._argparse_line = text

@@ -115,21 +115,12 @@ OPENED8_NOT_YET = {
 }
 # Ninth test split (opened9) logs the scanner does not read right yet, and what they get (docs/startup-failure-causes.md,
 # "The ninth test split"). Its one measurement, as split test with the scanner of 67b3bb6, missed 13 failed starts (no
-# success called failed).
+# success called failed); each was worked on as a kind (test_startup_cause_kinds_opened9.py). Left: 400, whose line
+# ("No supported CUDA architectures found for major versions [10]" in the capture) is word for word 292's, labelled
+# unsupported_gpu by another collector; it is labelled kernel_compile_failed (in doubt), so one of the two must stay
+# wrong until a thread settles it. For it only the launch's promise is checked (a failed start is failed).
 OPENED9_NOT_YET = {
-    "378_kernel_compile_failed_jit_activation_cuh_template_mismatch_cu130_compile_window.log": "unknown",
-    "380_package_mismatch_slime_launcher_serverargs_missing_encoder_only_attribute_flattened.log": "unknown",
-    "381_package_mismatch_verl_061_sglang_059_launch_subprocesses_signature_wrapped_lone_error.log": "unknown",
-    "382_unsupported_gpu_minicpm_sala_fp8_fa2_backend_capture_headerless.log": "unknown",
-    "386_distributed_init_failed_deepseek_r1_pd_decode_node1_nccl_bootstrap_refused.log": "nccl_error",
-    "387_package_mismatch_embeddinggemma_rocm_shim_aiter_pip_cuda_wheels_elided.log": "unknown",
-    "388_package_mismatch_embeddinggemma_rocm_shim_tp2_capture_sgl_kernel_rotary_elided.log": "cuda_graph_capture_failed",
-    "393_kernel_compile_failed_gemma4_head_dim_512_flashinfer_dispatch_sm121_reformatted.log": "cuda_graph_capture_failed",
-    "394_incompatible_arguments_neurips_moe_guide_flashinfer_cutlass_fp8_lone_line.log": "unknown",
-    "395_parallelism_mismatch_neurips_moe_guide_tp8_moe_block_alignment_wrapped_placeholder.log": "unknown",
-    "396_incompatible_arguments_neurips_moe_guide_kimi_k2_compressed_tensors_vs_fp8_wrapped.log": "unknown",
     "400_kernel_compile_failed_neurips_moe_guide_capture_no_cuda_arch_major_10.log": "unsupported_gpu",
-    "401_invalid_arguments_minicpm_sala_package_speculative_draft_sliding_window_flattened_chat.log": "unknown",
 }
 NOT_YET = dict(OPENED3_NOT_YET, **OPENED4_NOT_YET, **OPENED5_NOT_YET, **OPENED6_NOT_YET, **OPENED7_NOT_YET, **OPENED8_NOT_YET,
                **OPENED9_NOT_YET)
