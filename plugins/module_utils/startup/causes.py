@@ -93,6 +93,13 @@ _NO_QUANT_METHOD_ASSERT = r"assert (?:self\.)?quant_method is not None" + _BARE_
 
 # A package that is a stand-in for another platform's build (a shim that raises when one of its functions is called).
 _SHIM = r"\b(?:ROCm|CUDA|HIP) shim: [\w.]+ was really called|needs a native (?:ROCm|CUDA|HIP|XPU|NPU) build"
+# A library built without the GPU support it is asked to use (UCX under NIXL without its CUDA modules, a CPU build of
+# torch): "UCX is likely not configured with CUDA support", "Torch not compiled with CUDA enabled".
+_WITHOUT_CUDA = r"\bnot (?:configured|built|compiled) with (?:CUDA|ROCm|HIP) (?:support|enabled)"
+# SGLang's own version gate on a package it needs ("sgl-kernel is installed with version 0.3.20, which is less than
+# the minimum required version 0.3.21").
+_VERSION_GATE = (r"[\w.-]+ is installed with version [\w.+-]+, which is (?:less|lower|older) than"
+                 r"|(?:less|lower|older) than the minimum required version [\w.+-]+")
 # A framework that starts SGLang itself (verl, slime) reading a ServerArgs setting, or calling an entry point of SGLang's,
 # that the installed release does not have in that form.
 _LAUNCHER_SIGNATURE = (r"(?:'ServerArgs' object|type object 'ServerArgs') has no attribute|TypeError: (?:[\w.]*\.)?(?:_launch_subprocesses"
@@ -180,6 +187,9 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # GPUs"; "only available on Hopper", "not supported on SM120", "requires an NVIDIA Hopper GPU", AMD's gfx/MI names)
         r"|(?:not (?:supported|available)|unsupported) (?:on|for) (?:the )?" + _ARCH_NAMES + r"\b"
         r"|only (?:supported|available) on (?:the )?" + _ARCH_NAMES + r"\b"
+        # ... or a kernel that on these architectures takes only some data types ("FlashAttention on Ampere/Ada cards
+        # only supports fp16 and bf16 data type": an fp8 KV cache there)
+        r"|\bon " + _ARCH_NAMES + r"(?:/" + _ARCH_NAMES + r")*(?: cards| GPUs?| devices)? only(?:\s+supports?\b|[ \t]*(?:\n|$))"
         r"|requires? (?:an? )?" + _ARCH_NAMES + r"(?: or (?:newer|later|above))?(?: GPUs?| devices?|\b)"
         r"|requires (?:a GPU with )?(?:compute capability|sm_?\d{2,3}|SM ?\d{2,3}|Hopper|Blackwell|Ampere|Ada)"
         r"|(?:compute|device) capability \S+ (?:is )?not supported|Unsupported (?:GPU|CUDA arch\w*|compute capability)"
@@ -204,10 +214,13 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|Unsupported max_mma_(?:kv|q): 0\b", re.I), ROOT),
     # A package installed as a stand-in for another platform's build (a ROCm host given CUDA wheels through a shim that
     # raises when one of its functions is really called): the installed packages are not this host's builds
-    ("package_mismatch", re.compile(_SHIM), ROOT),
+    ("package_mismatch", re.compile(_SHIM + r"|" + _WITHOUT_CUDA), ROOT),
     # A framework that launches SGLang itself (verl, slime, an RL trainer) written for another SGLang release: it reads
     # a ServerArgs setting this release lacks, or calls an entry point of SGLang's with another release's signature
     ("package_mismatch", re.compile(_LAUNCHER_SIGNATURE), ROOT),
+    # SGLang's own version gate on a package it needs ("sgl-kernel is installed with version 0.3.20, which is less
+    # than the minimum required version 0.3.21")
+    ("package_mismatch", re.compile(_VERSION_GATE, re.I), ROOT),
     # A compiled kernel package's own device assertion on what SGLang hands it (DeepGEMM's "Assertion failed: <file>:<line>,
     # condition: ...", CUDA's "<file>:<line>: <kernel>: block: [..], thread: [..] Assertion `...` failed."): the package
     # is of another version than the SGLang that calls it (a release that checks its inputs more strictly)
@@ -251,7 +264,10 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
     ("incompatible_arguments", re.compile(
         r"specified in the model config \([\w-]+\)(?:\s+does not match|[ \t]*(?:\n|$))"
         r"|\b(?:quantization|bf16|bfloat16|fp16|float16|fp8|fp4|dtype)\b[^\n]{0,40}\b(?:is|are) required (?:for|by) [^\n]*"
-        r"(?:MoE|MOE|backend|runner|kernel)", re.I), ROOT),
+        r"(?:MoE|MOE|backend|runner|kernel)"
+        # a feature chosen by one setting that takes only some backends ("KV4 MHA expects attention_backend to be one
+        # of [...], but got fa3")
+        r"|\bexpects (?:--)?[\w-]*backend to be one of\b", re.I), ROOT),
     ("peer_rank_lost", re.compile(
         r"gloo/transport/tcp/pair\.cc:\d+\] Connection|Connection was likely closed\. Did the remote server shutdown or crash"
         r"|(?:gloo|Gloo|c10d|TCPStore|ProcessGroup\w*)[^\n]{0,200}Connection (?:closed|reset) by peer"
@@ -289,6 +305,8 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"CUDA out of memory|OutOfMemoryError|Not enough memory\. Please try to increase --mem-fraction-static"
         r"|Please try to increase --mem-fraction-static|Not enough memory to allocate KV cache|CUDA error: out of memory"
         r"|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED|HIP out of memory|hipErrorOutOfMemory"
+        # the NVIDIA kernel driver's own words (dmesg, or a unified-memory GB10's console): it could not map GPU memory
+        r"|\bNV_ERR_NO_MEMORY\b"
         r"|larger than the profiled value -\d+"
         # SGLang's own refusal when the weights leave no room for the KV cache, across releases' phrasings ("Loaded
         # weights leave no GPU memory for the KV cache under --mem-fraction-static=0.88", "not enough memory for the KV
@@ -364,6 +382,9 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # ... or finds no class for the architecture in transformers either (SGLang's and vLLM's resolve_transformers_arch)
         r"|is not a registered model in the Transformers library|Cannot find model module\. '"
         r"|The Transformers implementation of '?\w+'? is not compatible with (?:SGLang|vLLM)"
+        # SGLang's own sentence for both at once ("Qwen3_5ForCausalLM has no SGlang implementation and the Transformers
+        # implementation is not compatible with SGLang"), its spelling of SGLang varying
+        r"|\bhas no SGLang implementation\b"
         r"|architectures\[0\](?:[^\n]*\n){1,4}TypeError: 'NoneType' object is not subscriptable"
         # transformers does not know the config's model_type (an architecture newer than the installed transformers)
         r"|configuration_auto\.py\", line \d+, in __getitem__\n" + _FRAME_BODY + r"KeyError: '"
@@ -568,7 +589,8 @@ _NOTABLE_WORDS = (
     "combineoutput", "combineinput", "exceeds dimension size", "output' object", "kv cache", "kv_cache", "kv-cache",
     "one token", "single token", "1 token", "in the tokenizer", "in the vocab", "in tokenizer", "valid json", "_dict_from_json_file",
     "available on", "shim: ", "native ", "'serverargs'", "() got an", "() missing", "() takes", ": error: ", "): error: ",
-    "invalid configuration", "_size=", "tensor core",
+    "invalid configuration", "_size=", "tensor core", "cuda support", "cuda enabled", "rocm support", "sglang implementation",
+    "installed with version", "minimum required version", "only support", "expects", "nv_err_no_memory",
 )
 
 
@@ -746,6 +768,11 @@ def _hint_incompatible_arguments(message: str, phase: Optional[str], evidence: s
     if "encoder" in message and "url" in message.lower():
         return ("language_only: true needs encoder_urls on this SGLang version: set encoder_urls to the URL(s) of the encoder "
                 "server(s), e.g. [\"http://10.0.0.5:30001\"], or remove language_only.")
+    backends = re.search(r"expects (?P<setting>(?:--)?[\w-]*backend) to be one of", message)
+    if backends:
+        return (f"A feature chosen in sglang_server_args (error_message names it: an fp4 KV cache, say) takes only some "
+                f"values of {_key(backends.group('setting'))}, which SGLang's message lists: set "
+                f"{_key(backends.group('setting'))} to one of them, or drop the feature.")
     if "backend" in message and "supported" in message:
         return ("The attention backend chosen does not support this model or GPU (error_message lists the ones that do): set "
                 "attention_backend in sglang_server_args to one of them, or drop it to let SGLang choose.")
@@ -784,8 +811,10 @@ _KV_ROOM_RE = re.compile(r"(?:no|not enough|insufficient) (?:free |available )?(
 def _hint_oom(message: str, phase: Optional[str], evidence: str) -> Optional[str]:
     if "memory capacity is unbalanced" in evidence:
         return ("Some of the GPUs have much less free memory than the others: another process holds memory there (nvidia-smi; "
-                "often an earlier server that did not stop, or another job on a shared box). Stop it, or give this server "
-                "other GPUs (CUDA_VISIBLE_DEVICES in sglang_server_env, or base_gpu_id).")
+                "often an earlier server that did not stop, or another job on a shared box), or the GPUs of this tensor-parallel "
+                "group are of different models (a 10 GB card beside a 32 GB one: each rank gets the smallest one's share). "
+                "Stop the other process, or give this server GPUs of one model with free memory "
+                "(CUDA_VISIBLE_DEVICES in sglang_server_env, or base_gpu_id).")
     if re.search(r"Failed to CUDA (?:calloc|malloc|host alloc)|NCCL WARN Cuda failure 'out of memory'", evidence):
         return ("NCCL could not allocate its buffers on the GPU: mem_fraction_static leaves too little GPU memory outside "
                 "SGLang's own pools (NCCL, CUDA graphs and activations need it): lower mem_fraction_static (e.g. from 0.95 "
@@ -898,6 +927,9 @@ _KERNEL_LOADER_RE = re.compile(r"Could not load any common_ops library|Standard 
                                r"|(?:Architecture-specific|Fallback) pattern: [^\n]*sgl_kernel/")
 _MISSING_LIBRARY_RE = re.compile(r"(?P<lib>lib[\w.+-]+\.so[\w.]*): cannot open shared object file")
 _SHIM_RE = re.compile(_SHIM)
+_HALF_ONLY_RE = re.compile(r"only\s+supports?\s+(?:fp16|bf16|float16|bfloat16|half)\b", re.I)
+_WITHOUT_CUDA_RE = re.compile(_WITHOUT_CUDA)
+_VERSION_GATE_RE = re.compile(_VERSION_GATE, re.I)
 _LAUNCHER_RE = re.compile(_LAUNCHER_SIGNATURE)
 _COMPILER_DIAGNOSTIC_RE = re.compile(_COMPILER_DIAGNOSTIC)
 _REQUIRED_PACKAGE_RE = re.compile(r"\brequires \"?(?P<package>[\w.\[\]-]+)\"? to be installed|\b(?P<package2>[\w.-]+) is not installed\. ")
@@ -934,6 +966,18 @@ def _hint_package(message: str, phase: Optional[str], evidence: str) -> Optional
                 f"{_SHIM_RE.search(evidence).group(0)}): install the packages built for this host's platform (ROCm builds "
                 "of sgl-kernel, aiter and torch, e.g. SGLang's ROCm image or its ROCm install steps) instead of the pip "
                 "CUDA wheels; disable_custom_all_reduce does not help, the model's own kernels need the native build too.")
+    if _WITHOUT_CUDA_RE.search(evidence):
+        return ("A library SGLang uses was built, or configured, without the GPU support it is asked for "
+                f"({_WITHOUT_CUDA_RE.search(evidence).group(0)}): for NIXL's UCX, the wheel's bundled CUDA modules are not "
+                "found (set UCX_MODULE_DIR to the wheel's ucx module folder and UCX_TLS, e.g. cuda_copy,cuda_ipc,sm,tcp,self, "
+                "in sglang_server_env, or use the NIXL wheel for the image's CUDA); for torch, a CPU build is installed. "
+                "Install the GPU builds pinned for this SGLang release (sglang_install role).")
+    version = _VERSION_GATE_RE.search(evidence)
+    if version:
+        return (f"SGLang checks the version of a package it needs and the installed one is older ({version.group(0).strip()}): "
+                "install the versions pinned together for this SGLang release (sglang_install role: one venv per release), "
+                "not an upgrade of that package alone; in an image or a framework's environment that pins its own, use "
+                "the SGLang release that image or framework was made for.")
     if _LAUNCHER_RE.search(evidence):
         return ("The program that starts SGLang here (an RL framework or launcher such as verl or slime that builds "
                 f"ServerArgs or calls SGLang's internal entry points itself: {message.strip()[:160]}) was written for "
@@ -1085,6 +1129,10 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
          ("This GPU has no FP8 instructions (Triton's fp8e4nv needs compute capability 8.9 or newer: Ada, Hopper, "
           "Blackwell; an A10, A100 or 3090 is 8.0-8.6): serve a BF16/FP16 checkpoint, or an INT8/AWQ/GPTQ one, set "
           "quantization accordingly in sglang_server_args, or move the model to a GPU of 8.9 or newer.")),
+        (lambda message, evidence: bool(_HALF_ONLY_RE.search(evidence)),
+         ("On this GPU the kernel in use takes only 16-bit data (fp16/bf16; FlashAttention on Ampere and Ada, for one): "
+          "an fp8 or fp4 KV cache or checkpoint asks for more than it has. Set kv_cache_dtype: auto (bf16) in "
+          "sglang_server_args instead of fp8_e4m3/fp4, or serve a BF16 checkpoint; FP8 attention needs Hopper or newer.")),
         (lambda message, evidence: "Unsupported max_mma_" in evidence,
          ("FlashInfer has no prefill tiling of this model's head size that fits this GPU's shared memory (an Ada "
           "card such as the L40 has less than a Hopper): set attention_backend: triton in sglang_server_args (or "
