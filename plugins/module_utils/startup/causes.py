@@ -213,7 +213,8 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # FlashInfer's prefill finds no tiling of this head size that fits the GPU's shared memory (an L40, sm_89)
         r"|Unsupported max_mma_(?:kv|q): 0\b", re.I), ROOT),
     # A package installed as a stand-in for another platform's build (a ROCm host given CUDA wheels through a shim that
-    # raises when one of its functions is really called): the installed packages are not this host's builds
+    # raises when one of its functions is really called), or a library built without the GPU support asked of it: the
+    # installed packages are not this host's builds
     ("package_mismatch", re.compile(_SHIM + r"|" + _WITHOUT_CUDA), ROOT),
     # A framework that launches SGLang itself (verl, slime, an RL trainer) written for another SGLang release: it reads
     # a ServerArgs setting this release lacks, or calls an entry point of SGLang's with another release's signature
@@ -590,7 +591,7 @@ _NOTABLE_WORDS = (
     "one token", "single token", "1 token", "in the tokenizer", "in the vocab", "in tokenizer", "valid json", "_dict_from_json_file",
     "available on", "shim: ", "native ", "'serverargs'", "() got an", "() missing", "() takes", ": error: ", "): error: ",
     "invalid configuration", "_size=", "tensor core", "cuda support", "cuda enabled", "rocm support", "sglang implementation",
-    "installed with version", "minimum required version", "only support", "expects", "nv_err_no_memory",
+    "installed with version", "minimum required version", "expects", "nv_err_no_memory",
 )
 
 
