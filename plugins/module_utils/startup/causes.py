@@ -198,6 +198,10 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|compute capability (?:>= ?|of at least |\d+\.\d+ or (?:higher|above|newer))\d"
         r"|(?:not supported|unsupported) (?:for|on) the current (?:GPU|device)|Minimum capability: \d+"
         r"|minimum cuda capability supported by this library|no longer supports this GPU"
+        # the device has no kernel for the op or format: an Ascend SoC's op binaries ("The bin of socVersion
+        # [ascend910b] does not support opType [DispatchLayout]"), a quantization's check ("MXFP4 is not available on
+        # your device")
+        r"|socVersion \[\w+\] does not support opType|is not (?:available|supported) on (?:your|this) (?:device|GPU|hardware)"
         # a floor stated as the lowest architecture supported (SGLang's own check before loading a model: "SGLang only
         # supports sm75 and above")
         r"|only supports? (?:sm_?|SM ?|compute capability )\d[\d.]*\w* (?:and|or) (?:above|higher|newer|later)"
@@ -282,6 +286,8 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # other GPUs' IPC buffers, get_graph_buffer_ipc_meta): "invalid argument" / "invalid resource handle" there is
         # IPC between these GPUs not working (another error at that source, an ECC fault, is not this)
         r"|(?:invalid argument|invalid resource handle)[^\n]{0,80}\n?[^\n]{0,160}custom_all_reduce\.cuh?:\d+"
+        # a CUDA IPC handle another process shared that this one cannot open (WSL2 and some VMs have no CUDA IPC)
+        r"|CUDA IPC handle[^\n]{0,80}invalid resource handle"
         r"|custom_all_reduce\.cuh?:\d+[^\n]{0,80}\n?[^\n]{0,80}(?:invalid argument|invalid resource handle)", re.I), ROOT),
     # Triton's "compilation" error for an argument that is None (AttributeError("'NoneType' object has no attribute
     # 'type'")) is no compiler failing but a tensor the caller did not have; in the speculative draft's path (its
@@ -340,7 +346,10 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"in ncclCommInitRank\w*\n(?:[^\n]*\n){0,8}?[^\n]*NCCL error: remote process exited or there was a network error"), ROOT),
     ("nccl_error", re.compile(
         r"NCCL error|nccl(?:System|Internal|InvalidUsage|UnhandledCuda|Remote)Error|DistBackendError|NCCL WARN"
-        r"|ProcessGroupNCCL[^\n]{0,80}(?:error|Watchdog caught|timed out)|Error while creating shared memory segment /dev/shm/nccl"), ROOT),
+        r"|ProcessGroupNCCL[^\n]{0,80}(?:error|Watchdog caught|timed out)|Error while creating shared memory segment /dev/shm/nccl"
+        # a crash inside NCCL's transport setup (its shared-memory transport's connect: a segment in /dev/shm that cannot
+        # be used gives a SIGBUS there)
+        r"|\bshm(?:Send|Recv)Connect\b|\bncclTransportP2pSetup\b"), ROOT),
     ("distributed_init_failed", re.compile(
         r"DistStoreError|DistNetworkError|TCPStore|Timed out initializing process group|store_based_barrier"
         r"|Rendezvous\w*Error|\[c10d\][^\n]{0,200}(?:timed out|timeout|Connection refused)|socketStartConnect"
@@ -352,6 +361,9 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # a call after it finds NVSHMEM never initialised
         r"|nvshmem[\w-]*/\S*?\.(?:cpp|cu|c):(?:\w+:)?\d+: non-zero status|NVSHMEM API called before NVSHMEM initialization"
         r"|deep_ep/buffer\.py\", line \d+, in __init__\n" + _FRAME_BODY + r"[\w.]*(?:Error|Exception)\b"
+        # ... or its ranks' handshake timing out at a dispatch (a peer that never answered): "DeepEP error: CPU recv
+        # timeout", "DeepEP timeout check failed"
+        r"|DeepEP error: (?:CPU )?(?:recv|send) timeout|DeepEP timeout check failed"
         # 0.1-era SGLang: the router reached its TP workers over rpyc, whose call timed out
         r"|AsyncResultTimeout|rpyc[^\n]*\n" + _FRAME_BODY + r"[\w.]*TimeoutError: result expired", re.I), ROOT),
     ("host_resource_error", re.compile(
@@ -389,6 +401,8 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|architectures\[0\](?:[^\n]*\n){1,4}TypeError: 'NoneType' object is not subscriptable"
         # transformers does not know the config's model_type (an architecture newer than the installed transformers)
         r"|configuration_auto\.py\", line \d+, in __getitem__\n" + _FRAME_BODY + r"KeyError: '"
+        # ... the same seen from SGLang's config read, the transformers frames elided: get_config, then the KeyError
+        r"|\bget_config\(\s*\n(?:[^\n]*\n){0,6}?KeyError: '"
         # an attention kernel's bare assertion on the head size it takes (Triton's extend attention: ``assert Lq in {16,
         # 32, 64, 128, 256, 576}``): this model's head size is not one of them
         + r"|" + _KERNEL_HEAD_ASSERT
@@ -591,7 +605,8 @@ _NOTABLE_WORDS = (
     "one token", "single token", "1 token", "in the tokenizer", "in the vocab", "in tokenizer", "valid json", "_dict_from_json_file",
     "available on", "shim: ", "native ", "'serverargs'", "() got an", "() missing", "() takes", ": error: ", "): error: ",
     "invalid configuration", "_size=", "tensor core", "cuda support", "cuda enabled", "rocm support", "sglang implementation",
-    "installed with version", "minimum required version", "expects", "nv_err_no_memory",
+    "installed with version", "minimum required version", "expects", "nv_err_no_memory", "socversion",
+    "on your device", "on this device", "deepep error", "deepep timeout", "ipc handle", "connect", "p2psetup",
 )
 
 
@@ -836,7 +851,8 @@ def _hint_oom(message: str, phase: Optional[str], evidence: str) -> Optional[str
             "or chunked_prefill_size.")
 
 
-_MODEL_TYPE_RE = re.compile(r"configuration_auto\.py\", line \d+, in __getitem__\n" + _FRAME_BODY + r"KeyError: '(?P<type>[\w.-]+)'")
+_MODEL_TYPE_RE = re.compile(r"(?:configuration_auto\.py\", line \d+, in __getitem__\n" + _FRAME_BODY
+                            + r"|\bget_config\(\s*\n(?:[^\n]*\n){0,6}?)KeyError: '(?P<type>[\w.-]+)'")
 _MODEL_TYPE_HINT = (
     "The installed transformers does not know the model type '{type}' in the checkpoint's config.json (a model newer "
     "than that transformers): install the SGLang release that supports the model, with the transformers it pins "
@@ -1104,8 +1120,9 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "sglang_server_env at the ptxas of a CUDA toolkit that supports the GPU.")),
     ),
     "distributed_init_failed": (
-        (lambda message, evidence: "nvshmem" in evidence.lower() or "deep_ep" in evidence,
-         ("DeepEP could not set up NVSHMEM between the ranks (its buffer is created while the model is built): check "
+        (lambda message, evidence: "nvshmem" in evidence.lower() or "deep_ep" in evidence or "DeepEP" in evidence,
+         ("DeepEP's ranks could not reach each other (NVSHMEM set up when its buffer is created with the model, or a "
+          "handshake at the first dispatch that timed out): check "
           "the NVSHMEM that DeepEP was built with and its RDMA transport on every node (nvshmem-info -a; IBGDA, which "
           "DeepEP needs on InfiniBand and RoCE alike, needs the NVIDIA driver's options), run DeepEP's own "
           "test_internode.py / test_low_latency.py across the nodes, or start without DeepEP (moe_a2a_backend: deepep, "
@@ -1146,6 +1163,14 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "(systemctl status nvidia-fabricmanager; the nvidia_driver role installs the pair); elsewhere check that the "
           "driver supports this CUDA build (nvidia-smi) and that the GPUs are visible to the unit, then restart.")),
     ),
+    "nccl_error": (
+        (lambda message, evidence: bool(re.search(r"\bshm(?:Send|Recv)Connect\b", evidence)),
+         ("NCCL crashed setting up its shared-memory transport between the GPUs of this host (a bus error in shmSendConnect): "
+          "its segments in /dev/shm cannot be used as NCCL maps them (a /dev/shm too small or not memory-backed in a "
+          "container, or a confidential-computing VM whose memory protection refuses them). Set NCCL_SHM_DISABLE=1 in the "
+          "unit's environment (NCCL then uses P2P or sockets; NCCL_P2P_DISABLE=1 as well if that fails too), or give the "
+          "container a larger memory-backed /dev/shm.")),
+    ),
     "p2p_unsupported": (
         (lambda message, evidence: bool(re.search(r"shared_memory\.\w+:\d+[^\n]{0,20}(?:NOT_(?:PERMITTED|SUPPORTED)|Not(?:Permitted|Supported))",
                                                   evidence)),
@@ -1154,6 +1179,11 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "namespace (a container needs --ipc=host, a pod hostIPC, and every GPU's device files), for fabric handles on "
           "NVLink-switch systems the IMEX channel devices too; check DeepEP's build for this GPU and driver, or start "
           "without DeepEP (drop moe_a2a_backend: deepep) to confirm the rest works.")),
+        (lambda message, evidence: "CUDA IPC handle" in evidence and "deep_ep" not in evidence.lower(),
+         ("A CUDA IPC handle that another SGLang process shared could not be opened here (invalid resource handle): this "
+          "host has no CUDA IPC between processes (WSL2's GPU paravirtualization, some VMs and containers without "
+          "--ipc=host). SGLang's multimodal warmup passes image features between its processes over CUDA IPC: set "
+          "mm_feature_transport: cpu in sglang_server_args (the fix in the report), or run where CUDA IPC works.")),
         (lambda message, evidence: "deep_ep" in evidence.lower(),
          ("DeepEP could not open another GPU's buffer over CUDA IPC ('invalid resource handle'; an illegal memory access "
           "after it is the consequence): run all ranks of a node in one IPC namespace (a container needs --ipc=host, a "

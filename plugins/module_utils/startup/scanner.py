@@ -190,6 +190,9 @@ _PHASE_RE = re.compile(
 # generation request answered 200 (more than the warmup's one, or any before the log showed the server come up).
 _DECODE_SERVING_RE = re.compile(r"Decode batch[.,] #running-req: [1-9]")
 _PREFILL_RE = re.compile(r"Prefill batch[.,] ")
+# A batch line with requests waiting in the scheduler's queue: the warmup is one request, taken out of the queue by the
+# batch that runs it, so a queued one is a client's.
+_QUEUED_RE = re.compile(r"(?:Prefill|Decode) batch[.,][^\n]*#queue-req: [1-9]")
 _GENERATION_OK_RE = re.compile(r'"POST /(?:generate|v1/chat/completions|v1/completions|v1/embeddings|encode)\b[^"]*" 200\b')
 # A PD prefill server's bootstrap server answering a decode server's GET /route: the decode side asks where to fetch a
 # request's KV cache from when a real request arrives (the warmup's request carries a fake bootstrap host and
@@ -944,7 +947,7 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
         """Whether the line shows the server serving real requests (not only its own warmup request)."""
         body = info.body
         if (_DECODE_SERVING_RE.search(body) or _REQUEST_SERVED_RE.search(body) or _PD_ROUTE_OK_RE.search(body)
-                or _TRAINER_STEPS_RE.match(body) or _KV_TRANSFERRED_RE.search(body)):
+                or _TRAINER_STEPS_RE.match(body) or _KV_TRANSFERRED_RE.search(body) or _QUEUED_RE.search(body)):
             return True
         if _PREFILL_RE.search(body):
             seen = self._prefills.get(info.tags or "", 0) + 1
