@@ -19,7 +19,9 @@ later), collected after the scanner, never tuned on (empty until its rows are ad
 detection, cause accuracy, successes called failed, and the list of misses (file, label, verdict, cause, error
 message). ``scan_pace`` is the scanner's own speed on the chosen splits' logs, fed line by line (lines per second).
 
-    benchmarks/diagnosis_accuracy.py [--split dev|opened|opened2|opened3|opened4|opened5|opened6|opened7|opened8|opened9|opened10|opened11|test|constructed|all] [--corpus DIR]
+    benchmarks/diagnosis_accuracy.py [--split SPLIT] [--corpus DIR]
+
+SPLIT: dev, opened, opened2 to opened11, test, constructed, or all (the default).
 """
 from __future__ import annotations
 
@@ -34,7 +36,8 @@ from typing import Any, Dict, List
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "data" / "startup_corpus"
 SUCCESS_OUTCOMES = ("ready", "ready_runtime_error", "ready_shutdown")
-SPLITS = ("dev", "opened", "opened2", "opened3", "opened4", "opened5", "opened6", "opened7", "opened8", "opened9", "opened10", "opened11", "test", "constructed")
+SPLITS = ("dev", "opened", "opened2", "opened3", "opened4", "opened5", "opened6", "opened7", "opened8", "opened9", "opened10",
+          "opened11", "test", "constructed")
 
 
 def import_collection() -> None:
