@@ -712,3 +712,22 @@ def test_lint_for_host_hands_the_service_environment_to_the_rules_unless_facts_h
     assert "error" not in allowed
     assert context_errors(dict(base, service_env={"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"},
                                facts={"environment": {}})) == refused
+
+
+def test_lint_for_host_reads_the_tables_history():
+    """The table's history turns an unknown option into one a later release added."""
+    table = dict(TABLE, history={"--gpufleet-later-option": [["0.5.30", "gpufleet_later_option", "store_true",
+                                                              False]]})
+    lint, dummy, dummy2 = pf.lint_for_host({"model_path": "/srv/m", "gpufleet_later_option": True}, table,
+                                           {"sglang_version": "0.5.23", "model_config": MODEL_CONFIG})
+    assert [(f["code"], f["flag"]) for f in lint.errors] == [("flag_not_in_release", "gpufleet_later_option")]
+
+
+def test_lint_for_host_applies_the_rules_release_given():
+    lint, dummy, dummy2 = pf.lint_for_host({"model_path": "/srv/m"}, TABLE, {"sglang_version": "0.5.23",
+                                                                           "rules_release": "0.5.22",
+                                                                           "model_config": MODEL_CONFIG})
+    assert [f["code"] for f in lint.findings] == ["rules_from_nearest_release"]
+    lint, dummy, dummy2 = pf.lint_for_host({"model_path": "/srv/m"}, TABLE, {"sglang_version": "0.5.23",
+                                                                           "model_config": MODEL_CONFIG})
+    assert lint.findings == []
