@@ -724,10 +724,37 @@ def test_lint_for_host_reads_the_tables_history():
 
 
 def test_lint_for_host_applies_the_rules_release_given():
-    lint, dummy, dummy2 = pf.lint_for_host({"model_path": "/srv/m"}, TABLE, {"sglang_version": "0.5.23",
-                                                                           "rules_release": "0.5.22",
-                                                                           "model_config": MODEL_CONFIG})
+    params = {"sglang_version": "0.5.23", "model_config": MODEL_CONFIG}
+    lint, dummy, dummy2 = pf.lint_for_host({"model_path": "/srv/m"}, TABLE, dict(params, rules_release="0.5.22"))
     assert [f["code"] for f in lint.findings] == ["rules_from_nearest_release"]
-    lint, dummy, dummy2 = pf.lint_for_host({"model_path": "/srv/m"}, TABLE, {"sglang_version": "0.5.23",
-                                                                           "model_config": MODEL_CONFIG})
+    lint, dummy, dummy2 = pf.lint_for_host({"model_path": "/srv/m"}, TABLE, params)
     assert lint.findings == []
+
+
+def test_missing_stderr_on_a_failure_reads_as_no_error_line():
+    """No stderr at all is the same as an empty one: the exit status speaks, or the deadline does."""
+    findings, info = pf.interpret_parser_run(1, None, None, 1, 60)
+    assert findings == [finding("error", "parser_crashed", None, "the host check failed (rc 1): exit status 1",
+                                CRASH_HINT, "parser")]
+    assert info == info_of(1, 1.0, error="exit status 1")
+    assert pf.interpret_parser_run(1, None, None, 60, 60)[0] == [timeout_finding(1)]
+
+
+def test_locate_models_still_looks_for_the_draft_when_the_model_is_unknown(tmp_path):
+    """The draft's shape is checked on its own: a missing or broken target config does not stop its lookup."""
+    draft = write_model(tmp_path / "d", dict(MODEL_CONFIG, vocab_size=32000))
+    out = pf.locate_models({"model-path": str(tmp_path / "gone"), "speculative-draft-model-path": draft})
+    assert out["model"] is None and out["draft"] == pf.model_facts(dict(MODEL_CONFIG, vocab_size=32000))
+    assert out["model_reason"] == "%s does not exist yet (the weights are not there yet)" % (tmp_path / "gone")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "config.json").write_text("[1]", encoding="utf-8")
+    out = pf.locate_models({"model-path": str(tmp_path / "bad"), "speculative-draft-model-path": draft})
+    assert out["model"] is None and out["model_reason"] != "" and out["draft"]["vocab_size"] == 32000
+
+
+def test_lint_for_host_takes_the_given_draft_config():
+    params = {"sglang_version": "0.5.23", "model_config": MODEL_CONFIG,
+              "draft_model_config": dict(MODEL_CONFIG, vocab_size=32000)}
+    dummy, models, extra = pf.lint_for_host({"model_path": "/srv/m", "speculative_algorithm": "EAGLE",
+                                             "speculative_draft_model_path": "/srv/d"}, TABLE, params)
+    assert models["draft"] == pf.model_facts(dict(MODEL_CONFIG, vocab_size=32000)) and extra == []
