@@ -100,6 +100,8 @@ _WITHOUT_CUDA = r"\bnot (?:configured|built|compiled) with (?:CUDA|ROCm|HIP) (?:
 # the minimum required version 0.3.21").
 _VERSION_GATE = (r"[\w.-]+ is installed with version [\w.+-]+, which is (?:less|lower|older) than"
                  r"|(?:less|lower|older) than the minimum required version [\w.+-]+")
+# safetensors' dtype table without the checkpoint's dtype.
+_UNKNOWN_DTYPE = r"safetensors/torch\.py\", line \d+, in _getdtype\n(?:[^\n]*\n){0,3}?[ \t]*KeyError: '"
 # A framework that starts SGLang itself (verl, slime) reading a ServerArgs setting, or calling an entry point of SGLang's,
 # that the installed release does not have in that form.
 _LAUNCHER_SIGNATURE = (r"(?:'ServerArgs' object|type object 'ServerArgs') has no attribute|TypeError: (?:[\w.]*\.)?(?:_launch_subprocesses"
@@ -123,7 +125,11 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
     ("invalid_arguments", re.compile(
         r"LOG_LEVELS\[[^\n]*\n" + _FRAME_BODY + r"KeyError: '|ValueError: Unknown level: '"
         r"|uvicorn/config\.py\", line \d+, in configure_logging\n" + _FRAME_BODY + r"(?:KeyError|ValueError)\b"
-        r"|Invalid value for '--log-level'"), ROOT),
+        r"|Invalid value for '--log-level'"
+        # SGLang's own argument checks refusing a value that names a file that is not there ("channel mask file not
+        # found at '...'. Set 'channel_mask_path' in --double-sparsity-config to a readable file.")
+        r"|in check_server_args\n(?:[^\n]*\n){0,12}?[\w.]*(?:Error|Exception|Missing)\w*: [^\n]*"
+        r"(?:not found|does not exist|No such file)[^\n]*--[a-z][\w-]*"), ROOT),
     ("systemd_unit_error", re.compile(
         r"status=2(?:[0-3]\d|4[0-3])/[A-Z_]+|Failed at step \w+ spawning|Failed to load environment files"
         r"|Failed to (?:run|spawn) '\w+' task|Failed to set up (?:mount namespacing|credentials|standard|special|network)"
@@ -202,6 +208,9 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # [ascend910b] does not support opType [DispatchLayout]"), a quantization's check ("MXFP4 is not available on
         # your device")
         r"|socVersion \[\w+\] does not support opType|is not (?:available|supported) on (?:your|this) (?:device|GPU|hardware)"
+        # ... or an Ascend op that has no kernel for the data type ("tensor 0 not implemented for DT_UINT64, should be
+        # in dtype support list [...]")
+        r"|not implemented for DT_\w+, should be in dtype support list"
         # a floor stated as the lowest architecture supported (SGLang's own check before loading a model: "SGLang only
         # supports sm75 and above")
         r"|only supports? (?:sm_?|SM ?|compute capability )\d[\d.]*\w* (?:and|or) (?:above|higher|newer|later)"
@@ -226,6 +235,9 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
     # SGLang's own version gate on a package it needs ("sgl-kernel is installed with version 0.3.20, which is less
     # than the minimum required version 0.3.21")
     ("package_mismatch", re.compile(_VERSION_GATE, re.I), ROOT),
+    # safetensors (with the torch it maps dtypes to) does not know a dtype the checkpoint stores ("KeyError: 'F8_E8M0'",
+    # an FP4 checkpoint's scales): the installed pair is older than the checkpoint
+    ("package_mismatch", re.compile(_UNKNOWN_DTYPE), ROOT),
     # A compiled kernel package's own device assertion on what SGLang hands it (DeepGEMM's "Assertion failed: <file>:<line>,
     # condition: ...", CUDA's "<file>:<line>: <kernel>: block: [..], thread: [..] Assertion `...` failed."): the package
     # is of another version than the SGLang that calls it (a release that checks its inputs more strictly)
@@ -273,6 +285,11 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # a feature chosen by one setting that takes only some backends ("KV4 MHA expects attention_backend to be one
         # of [...], but got fa3")
         r"|\bexpects (?:--)?[\w-]*backend to be one of\b", re.I), ROOT),
+    # LoRA wrapping a layer that does not hold the weights LoRA reads (a MoE runner backend or quantization that keeps
+    # them in another layout: "'FusedMoE' object has no attribute 'w13_weight'" from sglang/srt/lora): LoRA and that
+    # backend do not fit each other
+    ("incompatible_arguments", re.compile(
+        r"/srt/lora/[^\n]*\n(?:[^\n]*\n){0,10}?[^\n]*AttributeError: '\w+' object has no attribute"), ROOT),
     ("peer_rank_lost", re.compile(
         r"gloo/transport/tcp/pair\.cc:\d+\] Connection|Connection was likely closed\. Did the remote server shutdown or crash"
         r"|(?:gloo|Gloo|c10d|TCPStore|ProcessGroup\w*)[^\n]{0,200}Connection (?:closed|reset) by peer"
@@ -355,6 +372,8 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|Rendezvous\w*Error|\[c10d\][^\n]{0,200}(?:timed out|timeout|Connection refused)|socketStartConnect"
         r"|init_process_group[^\n]{0,200}(?:timed out|timeout|refused)|Gloo connectFullMesh failed"
         r"|wait timeout after \d+ms, keys:"
+        # Mooncake's KV transfer engine (PD disaggregation) could not set up its RDMA transport between the nodes
+        r"|Transfer Engine initialization failed|please check your GID index"
         # DeepEP's buffer sets up NVSHMEM across the ranks (and nodes): a failure there is the ranks not meeting
         r"|\bnvshmem\w*\([^\n]*\)[^\n]{0,40}== 0'|NVSHMEM (?:ERROR|error)|nvshmem\w* (?:failed|error)"
         # NVSHMEM's own C-level lines, without a Python traceback: its bootstrap between the ranks returned an error, and
@@ -607,6 +626,7 @@ _NOTABLE_WORDS = (
     "invalid configuration", "_size=", "tensor core", "cuda support", "cuda enabled", "rocm support", "sglang implementation",
     "installed with version", "minimum required version", "expects", "nv_err_no_memory", "socversion",
     "on your device", "on this device", "deepep error", "deepep timeout", "ipc handle", "connect", "p2psetup",
+    "dtype support list", "transfer engine", "gid index",
 )
 
 
@@ -751,6 +771,11 @@ def _hint_invalid_arguments(message: str, phase: Optional[str], evidence: str) -
         return ("The log level is not one the server's logging knows: uvicorn takes only lower-case names, so set log_level "
                 "(and log_level_http) in sglang_server_args to debug, info, warning, error or critical (info, not INFO). "
                 "A warmup that found nothing listening is only a consequence: the HTTP server never started.")
+    missing = re.search(r"(?:not found|does not exist|No such file)[^\n]*?(?P<flag>--[a-z][\w-]*)", message)
+    if missing:
+        return (f"SGLang's own check of {missing.group('flag')} refused its value: a file it names is not there (error_message "
+                f"says which). Fix {_key(missing.group('flag'))} in sglang_server_args to name a file the service user can "
+                "read on this host (the model_cache role can put it there), or drop the option.")
     if message.startswith("usage:"):
         return ("The argument parser rejected the command line (only its usage banner reached the log): run the preflight "
                 "lint, which checks every key of sglang_server_args against the installed SGLang's parser.")
@@ -784,6 +809,11 @@ def _hint_incompatible_arguments(message: str, phase: Optional[str], evidence: s
     if "encoder" in message and "url" in message.lower():
         return ("language_only: true needs encoder_urls on this SGLang version: set encoder_urls to the URL(s) of the encoder "
                 "server(s), e.g. [\"http://10.0.0.5:30001\"], or remove language_only.")
+    if "/srt/lora/" in evidence and "object has no attribute" in message:
+        return ("LoRA wraps a layer that does not hold the weights it reads here (error_message names the layer and the "
+                "weight): the MoE runner backend or quantization in use keeps them in another layout. Set "
+                "moe_runner_backend to one that works with LoRA on this release (or drop it to let SGLang choose), or "
+                "serve without the LoRA adapters (lora_paths) to confirm.")
     backends = re.search(r"expects (?P<setting>(?:--)?[\w-]*backend) to be one of", message)
     if backends:
         return (f"A feature chosen in sglang_server_args (error_message names it: an fp4 KV cache, say) takes only some "
@@ -995,6 +1025,12 @@ def _hint_package(message: str, phase: Optional[str], evidence: str) -> Optional
                 "install the versions pinned together for this SGLang release (sglang_install role: one venv per release), "
                 "not an upgrade of that package alone; in an image or a framework's environment that pins its own, use "
                 "the SGLang release that image or framework was made for.")
+    if re.search(_UNKNOWN_DTYPE, evidence):
+        dtype = re.search(r"KeyError: '(?P<dtype>[\w.-]+)'", evidence)
+        named = f" ({dtype.group('dtype')})" if dtype else ""
+        return (f"The checkpoint stores tensors in a data type{named} that the installed safetensors and torch do not "
+                "know (an FP4/FP8 checkpoint's scale format, newer than them): install the torch and safetensors this "
+                "SGLang release pins (sglang_install role), or a release made for the checkpoint.")
     if _LAUNCHER_RE.search(evidence):
         return ("The program that starts SGLang here (an RL framework or launcher such as verl or slime that builds "
                 f"ServerArgs or calls SGLang's internal entry points itself: {message.strip()[:160]}) was written for "
@@ -1120,6 +1156,12 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "sglang_server_env at the ptxas of a CUDA toolkit that supports the GPU.")),
     ),
     "distributed_init_failed": (
+        (lambda message, evidence: "Transfer Engine initialization failed" in evidence or "GID index" in evidence,
+         ("Mooncake's transfer engine (the KV transfer of PD disaggregation) could not set up RDMA: it found no usable "
+          "GID on a device (RoCE needs the right GID index) or could not open a device. Set MC_GID_INDEX in "
+          "sglang_server_env to the RoCE v2 GID of the NIC (show_gids), name the devices with "
+          "disaggregation_ib_device, and check them with ibv_devinfo on every node; the transfer test of Mooncake "
+          "confirms it before SGLang starts.")),
         (lambda message, evidence: "nvshmem" in evidence.lower() or "deep_ep" in evidence or "DeepEP" in evidence,
          ("DeepEP's ranks could not reach each other (NVSHMEM set up when its buffer is created with the model, or a "
           "handshake at the first dispatch that timed out): check "
@@ -1147,6 +1189,11 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
          ("This GPU has no FP8 instructions (Triton's fp8e4nv needs compute capability 8.9 or newer: Ada, Hopper, "
           "Blackwell; an A10, A100 or 3090 is 8.0-8.6): serve a BF16/FP16 checkpoint, or an INT8/AWQ/GPTQ one, set "
           "quantization accordingly in sglang_server_args, or move the model to a GPU of 8.9 or newer.")),
+        (lambda message, evidence: "should be in dtype support list" in evidence,
+         ("An Ascend NPU operator has no kernel for the data type this code path hands it (the log names the operator and "
+          "the type, e.g. aclnnCat with DT_UINT64): a gap of the installed CANN and torch_npu for this model. Install the "
+          "CANN and torch_npu versions SGLang's Ascend instructions pin for this release (or its Ascend image), or "
+          "upgrade SGLang to a release that avoids the operator there.")),
         (lambda message, evidence: bool(_HALF_ONLY_RE.search(evidence)),
          ("On this GPU the kernel in use takes only 16-bit data (fp16/bf16; FlashAttention on Ampere and Ada, for one): "
           "an fp8 or fp4 KV cache or checkpoint asks for more than it has. Set kv_cache_dtype: auto (bf16) in "
