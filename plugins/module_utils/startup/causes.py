@@ -126,6 +126,9 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"LOG_LEVELS\[[^\n]*\n" + _FRAME_BODY + r"KeyError: '|ValueError: Unknown level: '"
         r"|uvicorn/config\.py\", line \d+, in configure_logging\n" + _FRAME_BODY + r"(?:KeyError|ValueError)\b"
         r"|Invalid value for '--log-level'"
+        # a value the parser let through and SGLang's own lookup does not know ("Unknown speculative algorithm name:
+        # MTP")
+        r"|\bUnknown [\w-]+(?: [\w-]+)? (?:algorithm|backend|parser|method|strategy|mode)(?: name)?: ['\"]?[\w.-]+"
         # SGLang's own argument checks refusing a value that names a file that is not there ("channel mask file not
         # found at '...'. Set 'channel_mask_path' in --double-sparsity-config to a readable file.")
         r"|in check_server_args\n(?:[^\n]*\n){0,12}?[\w.]*(?:Error|Exception|Missing)\w*: [^\n]*"
@@ -211,6 +214,9 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # ... or an Ascend op that has no kernel for the data type ("tensor 0 not implemented for DT_UINT64, should be
         # in dtype support list [...]")
         r"|not implemented for DT_\w+, should be in dtype support list"
+        # ... or the code path of a device other than CUDA (forward_xpu, forward_npu ...) refusing what the model needs
+        # ("activation = relu2 is not supported." in forward_xpu)
+        r"|in forward_(?:xpu|npu|hpu|musa|mlu|cpu)\n" + _FRAME_BODY + r"(?:AssertionError|NotImplementedError)\b"
         # a floor stated as the lowest architecture supported (SGLang's own check before loading a model: "SGLang only
         # supports sm75 and above")
         r"|only supports? (?:sm_?|SM ?|compute capability )\d[\d.]*\w* (?:and|or) (?:above|higher|newer|later)"
@@ -284,7 +290,10 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"(?:MoE|MOE|backend|runner|kernel)"
         # a feature chosen by one setting that takes only some backends ("KV4 MHA expects attention_backend to be one
         # of [...], but got fa3")
-        r"|\bexpects (?:--)?[\w-]*backend to be one of\b", re.I), ROOT),
+        r"|\bexpects (?:--)?[\w-]*backend to be one of\b"
+        # a feature that says it does not work with another setting, naming it ("... is not compatible with radix cache
+        # when using --mamba-scheduler-strategy no_buffer"), or a page size one component needs and another changed
+        r"|\bis not compatible with\b[^\n]*--[a-z][\w-]+|\bpage[_ ]size must be \d+ for\b", re.I), ROOT),
     # LoRA wrapping a layer that does not hold the weights LoRA reads (a MoE runner backend or quantization that keeps
     # them in another layout: "'FusedMoE' object has no attribute 'w13_weight'" from sglang/srt/lora): LoRA and that
     # backend do not fit each other
@@ -331,6 +340,8 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED|HIP out of memory|hipErrorOutOfMemory"
         # the NVIDIA kernel driver's own words (dmesg, or a unified-memory GB10's console): it could not map GPU memory
         r"|\bNV_ERR_NO_MEMORY\b"
+        # Intel GPUs (XPU): the Unified Runtime's and Level Zero's own out-of-memory results
+        r"|\b(?:UR|ZE)_RESULT_ERROR_OUT_OF_DEVICE_MEMORY\b"
         r"|larger than the profiled value -\d+"
         # SGLang's own refusal when the weights leave no room for the KV cache, across releases' phrasings ("Loaded
         # weights leave no GPU memory for the KV cache under --mem-fraction-static=0.88", "not enough memory for the KV
@@ -374,6 +385,8 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|wait timeout after \d+ms, keys:"
         # Mooncake's KV transfer engine (PD disaggregation) could not set up its RDMA transport between the nodes
         r"|Transfer Engine initialization failed|please check your GID index"
+        # Gloo told to use a network interface this node has no address on (GLOO_SOCKET_IFNAME)
+        r"|Unable to find address for: \S+|gloo/transport/tcp/device\.cc:\d+\] ifa != nullptr"
         # DeepEP's buffer sets up NVSHMEM across the ranks (and nodes): a failure there is the ranks not meeting
         r"|\bnvshmem\w*\([^\n]*\)[^\n]{0,40}== 0'|NVSHMEM (?:ERROR|error)|nvshmem\w* (?:failed|error)"
         # NVSHMEM's own C-level lines, without a Python traceback: its bootstrap between the ranks returned an error, and
@@ -626,7 +639,8 @@ _NOTABLE_WORDS = (
     "invalid configuration", "_size=", "tensor core", "cuda support", "cuda enabled", "rocm support", "sglang implementation",
     "installed with version", "minimum required version", "expects", "nv_err_no_memory", "socversion",
     "on your device", "on this device", "deepep error", "deepep timeout", "ipc handle", "connect", "p2psetup",
-    "dtype support list", "transfer engine", "gid index",
+    "dtype support list", "transfer engine", "gid index", "unknown ", "not compatible", "page size", "page_size",
+    "out_of_device_memory", "find address", "ifa != nullptr",
 )
 
 
@@ -771,6 +785,18 @@ def _hint_invalid_arguments(message: str, phase: Optional[str], evidence: str) -
         return ("The log level is not one the server's logging knows: uvicorn takes only lower-case names, so set log_level "
                 "(and log_level_http) in sglang_server_args to debug, info, warning, error or critical (info, not INFO). "
                 "A warmup that found nothing listening is only a consequence: the HTTP server never started.")
+    unknown_value = re.search(r"\bUnknown (?P<what>[\w-]+(?: [\w-]+)? (?:algorithm|backend|parser|method|strategy|mode))"
+                              r"(?: name)?: ['\"]?(?P<value>[\w.-]+)", message)
+    if unknown_value:
+        return (f"{unknown_value.group('value')} is not a {unknown_value.group('what')} the installed SGLang knows (the parser "
+                "let it through; SGLang's own lookup did not): set the key in sglang_server_args to a name this release "
+                "takes (its docs or `--help` list them; a name of a newer release, or another engine's, needs an upgrade "
+                "or SGLang's own name, e.g. speculative_algorithm NEXTN or EAGLE for a model's MTP layers).")
+    if re.search(r"unrecognized arguments:\s*$", message):
+        return ("The parser was handed an empty argument (unrecognized arguments: with nothing after it): a variable that "
+                "expands to an empty word, such as a quoted \"$EXTRA_ARGS\" in a unit's ExecStart or a wrapper script. Drop "
+                "the empty argument (leave the variable unquoted, or remove it); sglang_server renders every option itself, "
+                "so extra options go in sglang_server_extra_args.")
     missing = re.search(r"(?:not found|does not exist|No such file)[^\n]*?(?P<flag>--[a-z][\w-]*)", message)
     if missing:
         return (f"SGLang's own check of {missing.group('flag')} refused its value: a file it names is not there (error_message "
@@ -809,6 +835,11 @@ def _hint_incompatible_arguments(message: str, phase: Optional[str], evidence: s
     if "encoder" in message and "url" in message.lower():
         return ("language_only: true needs encoder_urls on this SGLang version: set encoder_urls to the URL(s) of the encoder "
                 "server(s), e.g. [\"http://10.0.0.5:30001\"], or remove language_only.")
+    if "not compatible with" in message and "--" in message:
+        keys = sorted({_key(flag) for flag in _FLAG_RE.findall(message)})
+        return (f"A feature in use says it does not work with {', '.join(keys)} as set (error_message names the setting and "
+                "often the way out, such as another value or an environment variable): change that setting in "
+                "sglang_server_args (or sglang_server_env) as the message says, or drop the feature.")
     if "/srt/lora/" in evidence and "object has no attribute" in message:
         return ("LoRA wraps a layer that does not hold the weights it reads here (error_message names the layer and the "
                 "weight): the MoE runner backend or quantization in use keeps them in another layout. Set "
@@ -1156,6 +1187,11 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "sglang_server_env at the ptxas of a CUDA toolkit that supports the GPU.")),
     ),
     "distributed_init_failed": (
+        (lambda message, evidence: bool(re.search(r"Unable to find address for: |ifa != nullptr", evidence)),
+         ("Gloo was told to use a network interface that has no address on this node (GLOO_SOCKET_IFNAME, or "
+          "NCCL_SOCKET_IFNAME, names an interface of another node, or one that is down here): set both in "
+          "sglang_server_env to the interface that carries dist_init_addr's network on every node (ip -br addr), "
+          "per host where the names differ.")),
         (lambda message, evidence: "Transfer Engine initialization failed" in evidence or "GID index" in evidence,
          ("Mooncake's transfer engine (the KV transfer of PD disaggregation) could not set up RDMA: it found no usable "
           "GID on a device (RoCE needs the right GID index) or could not open a device. Set MC_GID_INDEX in "

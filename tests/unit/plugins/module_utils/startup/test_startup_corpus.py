@@ -166,21 +166,14 @@ OPENED12_NOT_YET = {
 }
 # Thirteenth test split (opened13) logs the scanner does not read right yet, and what they get
 # (docs/startup-failure-causes.md, "The thirteenth test split"). Its one measurement, as split test with the scanner of
-# b213c03, missed 9 failed starts and called 2 successes failed.
+# b213c03, missed 9 failed starts and called 2 successes failed; each was worked on as a kind
+# (test_startup_cause_kinds_opened13.py). Left: 504, a weight loader's bare shape assertion in an EAGLE run (labelled
+# unknown); 508, a capture crash through the EAGLE draft's attention set-up (labelled cuda_graph_capture_failed; the
+# capture is refined to the draft's failure by design); 509, argparse's "unrecognized arguments:" with nothing after
+# it (labelled systemd_unit_error, its fix a unit passing an empty variable; the hint now says so); 498 and 499, runtime
+# errors after hours of serving whose excerpts hold no line that only a client's request produces.
 OPENED13_NOT_YET = {
-    "492_incompatible_arguments_nemotron3_nano_30b_intel_xpu_tp4_mamba_radix_cache_page_size_1_coerced_to_128_by_intel_xpu_backend_assertion_wrapped.log":
-        "unknown",
-    "493_gpu_out_of_memory_nemotron3_nano_30b_intel_xpu_tp4_shared_node_other_server_holds_xpus_ur_result_error_out_of_device_memory_weight_load.log":
-        "unknown",
-    "494_unsupported_gpu_nemotron3_nano_30b_intel_xpu_tp4_fused_moe_forward_xpu_relu2_activation_not_supported_warmup_forward_assertion.log":
-        "unknown",
-    "502_distributed_init_failed_deepseek_v4_metax_maca_0513_explicit_launch_gloo_socket_ifname_manage0_no_address_on_one_node_two_lines.log":
-        "unknown",
     "504_unknown_glm52_fp8_two_h200_nodes_tp8_eagle_nsa_deepseek_weight_loader_linear_shape_assertion_abbreviated.log": "speculative_decoding_error",
-    "506_incompatible_arguments_qwen35_4b_mtp_sglang_05101_eagle_radix_cache_mamba_no_buffer_needs_extra_buffer_spec_v2_lone_line_no_newline.log":
-        "speculative_decoding_error",
-    "507_invalid_arguments_qwen35_4b_mtp_sglang_05101_speculative_algorithm_mtp_not_in_enum_unknown_name_lone_line_no_newline.log":
-        "speculative_decoding_error",
     ("508_cuda_graph_capture_failed_qwen35_4b_mtp_sglang_05101_a6000_flashinfer_eagle_capture_generate_attn_arg_prefill"
      "_triton_jit_sigsegv_faulthandler_elided.log"):
         "speculative_decoding_error",

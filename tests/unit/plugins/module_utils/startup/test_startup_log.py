@@ -69,7 +69,7 @@ CASES = [
     ("constructed_driver_too_old.log", False, "failed", "driver_mismatch", "process_started", True, True, None),
     ("constructed_unsupported_gpu_sm120.log", False, "failed", "unsupported_gpu", "weights_loading", True, True, None),
     ("constructed_model_not_found_hub_0_5_23.log", True, "failed", "model_unavailable", "process_started", True, True, None),
-    ("constructed_spec_unknown_algorithm_0_5_23.log", False, "failed", "speculative_decoding_error", "process_started", False, True, None),
+    ("constructed_spec_unknown_algorithm_0_5_23.log", False, "failed", "invalid_arguments", "process_started", False, True, None),
     ("constructed_hub_retry_then_ready.log", False, "ready", None, "ready", True, False, None),
     ("constructed_request_error_after_ready.log", False, "ready", None, "ready", True, False, None),
     ("constructed_shutdown_after_sigterm.log", False, "ready", None, "ready", True, False, None),
