@@ -174,9 +174,8 @@ OPENED12_NOT_YET = {
 # errors after hours of serving whose excerpts hold no line that only a client's request produces.
 OPENED13_NOT_YET = {
     "504_unknown_glm52_fp8_two_h200_nodes_tp8_eagle_nsa_deepseek_weight_loader_linear_shape_assertion_abbreviated.log": "speculative_decoding_error",
-    ("508_cuda_graph_capture_failed_qwen35_4b_mtp_sglang_05101_a6000_flashinfer_eagle_capture_generate_attn_arg_prefill"
-     "_triton_jit_sigsegv_faulthandler_elided.log"):
-        "speculative_decoding_error",
+    "508_cuda_graph_capture_failed_qwen35_4b_mtp_sglang_05101_a6000_flashinfer_eagle_capture_generate_attn_arg_prefill"
+    "_triton_jit_sigsegv_faulthandler_elided.log": "speculative_decoding_error",
     "509_systemd_unit_error_qwen36_35b_h200_systemd_unit_execstart_blank_sg_extra_args_empty_argument_unrecognized_arguments_nothing_after_colon_lone_line.log":
         "invalid_arguments",
     "498_ready_runtime_error_deepseek_v4_pro_b200_tp8_ep8_eagle_long_context_swa_radix_cache_dec_lock_ref_assertion_after_hours_elided.log":
@@ -184,9 +183,7 @@ OPENED13_NOT_YET = {
     "499_ready_runtime_error_qwen35_27b_nvfp4_dflash2_hybrid_mamba_pool_leak_watchdog_timeout_after_17h_serving_pyspy_failed.log": "called failed",
 }
 NOT_YET = dict(OPENED3_NOT_YET, **OPENED4_NOT_YET, **OPENED5_NOT_YET, **OPENED6_NOT_YET, **OPENED7_NOT_YET, **OPENED8_NOT_YET,
-               **OPENED9_NOT_YET, **OPENED10_NOT_YET,
-               **OPENED11_NOT_YET, **OPENED12_NOT_YET,
-               **OPENED13_NOT_YET)
+               **OPENED9_NOT_YET, **OPENED10_NOT_YET, **OPENED11_NOT_YET, **OPENED12_NOT_YET, **OPENED13_NOT_YET)
 
 
 def _text(row):
