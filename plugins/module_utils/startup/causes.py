@@ -88,6 +88,11 @@ _BROKEN_CHECKPOINT = (r"|in (?:filter_duplicate_safetensors_files|_prepare_weigh
 # A bare assertion (the code line, Python 3.11 carets, then ``AssertionError`` with no message) on the head size an
 # attention kernel takes, or on a layer's quantization method.
 _BARE_ASSERT_END = r"[^\n]*\n(?:[ \t]*[\^~]+[ \t]*\n)?AssertionError\b(?!:)"
+# a bare assertion on the GPU's architecture: the code path runs only on the architectures it names
+_ARCH_ASSERT = (r"assert [^\n]*\b(?:is_sm\d{2,3}\w*_supported|is_(?:hopper|blackwell|ampere)\w*|get_device_capability"
+                r"|device_capability|get_device_sm|sm_version)\b" + _BARE_ASSERT_END)
+# torch (through the CUDA runtime) sees no GPU at all
+_NO_GPU_SEEN = r"No accelerator \((?:CUDA|XPU|HPU|NPU|MUSA|MPS)[^)\n]*\) or platform plugin is available|No CUDA GPUs are available"
 _KERNEL_HEAD_ASSERT = r"assert (?:L[qkv]|head_?(?:dim|size)\w*|\w*_head_dim) in [\[{(]\d" + _BARE_ASSERT_END
 _NO_QUANT_METHOD_ASSERT = r"assert (?:self\.)?quant_method is not None" + _BARE_ASSERT_END
 
@@ -151,7 +156,10 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|undefined symbol: cu[A-Z]\w+"  # a CUDA driver API symbol (cuGreenCtxDestroy): the driver is older
         # CUDA's "system not yet initialized" (error 802): the driver stack is not ready for CUDA - on an NVSwitch system
         # its fabric manager is not running or not of the driver's version
-        r"|Error 802: system not yet initialized|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY", re.I), ROOT),
+        r"|Error 802: system not yet initialized|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY"
+        # torch (through the CUDA runtime) sees no GPU at all, though the box has them: SGLang's platform check ("No
+        # accelerator (CUDA, XPU, ...) or platform plugin is available"), torch's own "No CUDA GPUs are available"
+        r"|" + _NO_GPU_SEEN, re.I), ROOT),
     # sgl-kernel's own loader reporting that none of its compiled ops libraries loads (the CUDA runtime library it
     # links, libnvrtc.so.12, missing on a CUDA 13 host): the kernel package was built for another CUDA than the host's,
     # whatever the library it names; before the missing-tool rule, which takes a lone missing libnvrtc
@@ -217,6 +225,9 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # ... or the code path of a device other than CUDA (forward_xpu, forward_npu ...) refusing what the model needs
         # ("activation = relu2 is not supported." in forward_xpu)
         r"|in forward_(?:xpu|npu|hpu|musa|mlu|cpu)\n" + _FRAME_BODY + r"(?:AssertionError|NotImplementedError)\b"
+        # a bare assertion on the GPU's architecture (fp8.py's MoE method: ``assert is_sm100_supported() or
+        # is_sm90_supported()``): this code path runs only on the architectures it names
+        r"|" + _ARCH_ASSERT +
         # a floor stated as the lowest architecture supported (SGLang's own check before loading a model: "SGLang only
         # supports sm75 and above")
         r"|only supports? (?:sm_?|SM ?|compute capability )\d[\d.]*\w* (?:and|or) (?:above|higher|newer|later)"
@@ -297,8 +308,11 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
     # LoRA wrapping a layer that does not hold the weights LoRA reads (a MoE runner backend or quantization that keeps
     # them in another layout: "'FusedMoE' object has no attribute 'w13_weight'" from sglang/srt/lora): LoRA and that
     # backend do not fit each other
+    # ... or a layer LoRA has no wrapper for at all, reached by the target modules asked for ("No corresponding LoRA
+    # layer supported for <class '...ReplicatedLinear'>": 'all-linear' takes in a MoE router)
     ("incompatible_arguments", re.compile(
-        r"/srt/lora/[^\n]*\n(?:[^\n]*\n){0,10}?[^\n]*AttributeError: '\w+' object has no attribute"), ROOT),
+        r"/srt/lora/[^\n]*\n(?:[^\n]*\n){0,10}?[^\n]*AttributeError: '\w+' object has no attribute"
+        r"|No corresponding LoRA layer supported for\b"), ROOT),
     ("peer_rank_lost", re.compile(
         r"gloo/transport/tcp/pair\.cc:\d+\] Connection|Connection was likely closed\. Did the remote server shutdown or crash"
         r"|(?:gloo|Gloo|c10d|TCPStore|ProcessGroup\w*)[^\n]{0,200}Connection (?:closed|reset) by peer"
@@ -640,7 +654,7 @@ _NOTABLE_WORDS = (
     "installed with version", "minimum required version", "expects", "nv_err_no_memory", "socversion",
     "on your device", "on this device", "deepep error", "deepep timeout", "ipc handle", "connect", "p2psetup",
     "dtype support list", "transfer engine", "gid index", "unknown ", "not compatible", "page size", "page_size",
-    "out_of_device_memory", "find address", "ifa != nullptr",
+    "out_of_device_memory", "find address", "ifa != nullptr", "no accelerator", "no cuda gpus",
 )
 
 
@@ -840,6 +854,12 @@ def _hint_incompatible_arguments(message: str, phase: Optional[str], evidence: s
         return (f"A feature in use says it does not work with {', '.join(keys)} as set (error_message names the setting and "
                 "often the way out, such as another value or an environment variable): change that setting in "
                 "sglang_server_args (or sglang_server_env) as the message says, or drop the feature.")
+    lora_layer = re.search(r"No corresponding LoRA layer supported for <class '(?:[\w.]*\.)?(?P<layer>\w+)'>", message)
+    if lora_layer:
+        return (f"The LoRA target modules reach a layer SGLang has no LoRA wrapper for ({lora_layer.group('layer')}; with "
+                "'all-linear' on a MoE model that is the router): name the modules instead, e.g. lora_target_modules: "
+                "[q_proj, k_proj, v_proj, o_proj] in sglang_server_args (and the adapter's own target modules), leaving the "
+                "router and other unsupported layers out.")
     if "/srt/lora/" in evidence and "object has no attribute" in message:
         return ("LoRA wraps a layer that does not hold the weights it reads here (error_message names the layer and the "
                 "weight): the MoE runner backend or quantization in use keeps them in another layout. Set "
@@ -1141,6 +1161,8 @@ _ARCH_BACKEND_RE = re.compile(r"backend\b[^\n]{0,40}(?:not (?:supported|availabl
                               + r"|backend\b[^\n]{0,40}(?:only (?:supported|available) on|requires?) (?:an? )?" + _ARCH_NAMES, re.I)
 _PARSER_TOKEN_RE = re.compile(r"_token\b[^\n]{0,80}(?:must (?:encode|tokeni[sz]e) (?:to|as|into) (?:exactly )?(?:one|a single|1) token"
                               r"|(?:is not|isn't) (?:a single token|in the (?:tokenizer|vocab\w*))|not found in (?:the )?(?:tokenizer|vocab\w*))", re.I)
+_ARCH_ASSERT_RE = re.compile(_ARCH_ASSERT, re.I)
+_NO_GPU_SEEN_RE = re.compile(_NO_GPU_SEEN, re.I)
 _STATED_FLOOR_RE = re.compile(r"only supports? (?:sm_?|SM ?|compute capability )\d[\d.]*\w* (?:and|or) (?:above|higher|newer|later)",
                               re.I)
 _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
@@ -1217,6 +1239,12 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "encoder, mm_attention_backend) in sglang_server_args to one this GPU has (fa3 is for Hopper; on Blackwell "
           "flashinfer, triton or trtllm_mha; trtllm kernels are for SM100 data-centre GPUs only), or upgrade SGLang "
           "(sglang_install_version) to a release whose default picks one that runs here.")),
+        (lambda message, evidence: bool(_ARCH_ASSERT_RE.search(evidence)),
+         ("A code path asserts that the GPU is one of the architectures it names (is_sm100_supported, is_sm90_supported: "
+          "Blackwell data-centre or Hopper), and this GPU is not one: the quantization or kernel chosen for this model "
+          "has no path here (an SM120 workstation Blackwell is not SM100). Choose a quantization, MoE runner or "
+          "attention backend this GPU has in sglang_server_args (or a checkpoint in another format), or serve on one "
+          "of the named architectures.")),
         (lambda message, evidence: bool(_STATED_FLOOR_RE.search(evidence)),
          ("This GPU is older than the lowest architecture the installed SGLang runs on (it says so: only supports smNN "
           "and above): no setting makes it start. Serve on a GPU of that architecture or newer, or pin an older SGLang "
@@ -1245,6 +1273,12 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "system (HGX, DGX, GB200) the NVIDIA fabric manager must run and be of the driver's exact version "
           "(systemctl status nvidia-fabricmanager; the nvidia_driver role installs the pair); elsewhere check that the "
           "driver supports this CUDA build (nvidia-smi) and that the GPUs are visible to the unit, then restart.")),
+        (lambda message, evidence: bool(_NO_GPU_SEEN_RE.search(evidence)),
+         ("torch, through the CUDA runtime, sees no GPU at all: the driver is not loaded or not reachable from the unit. "
+          "Check nvidia-smi on the host (the nvidia_driver role), that CUDA_VISIBLE_DEVICES in sglang_server_env is not "
+          "empty or wrong, and in a container that the GPUs and the driver's libcuda.so.1 are passed in (the NVIDIA "
+          "container toolkit; a stub or emulated libcuda does not do); python -c 'import torch; "
+          "print(torch.cuda.is_available())' in the SGLang venv must print True.")),
     ),
     "nccl_error": (
         (lambda message, evidence: bool(re.search(r"\bshm(?:Send|Recv)Connect\b", evidence)),

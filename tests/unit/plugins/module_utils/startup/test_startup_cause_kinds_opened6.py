@@ -65,7 +65,8 @@ FALLBACK = "AttributeError: 'TransformersForCasualLM' object has no attribute 't
     (DEVICE_NAME, "unknown"),
     (OPTIONAL_NAME, "package_mismatch"),  # a name of an optional dependency stays the sign of a package not installed
     (ERROR_802, "driver_mismatch"),
-    ("RuntimeError: No accelerator (CUDA, XPU, HPU, NPU, MUSA, MPS) or platform plugin is available.", "unknown"),
+    # alone, SGLang's line says torch sees no GPU at all: read so since opened14 (518), with the hint of that case
+    ("RuntimeError: No accelerator (CUDA, XPU, HPU, NPU, MUSA, MPS) or platform plugin is available.", "driver_mismatch"),
     (PTXAS_RUN, "kernel_compile_failed"),
     ("subprocess.CalledProcessError: Command 'nvidia-smi -q' returned non-zero exit status 9.", "unknown"),
     (PTXAS_FEATURE, "unsupported_gpu"),

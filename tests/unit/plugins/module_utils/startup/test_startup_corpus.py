@@ -183,8 +183,13 @@ OPENED13_NOT_YET = {
         "called failed",
     "499_ready_runtime_error_qwen35_27b_nvfp4_dflash2_hybrid_mamba_pool_leak_watchdog_timeout_after_17h_serving_pyspy_failed.log": "called failed",
 }
+# Fourteenth test split (opened14): its one measurement, as split test with the scanner of dff595d, missed 3 failed
+# starts (515, 516, 518; no success called failed); each was worked on as a kind (test_startup_cause_kinds_opened14.py),
+# and none is left.
+OPENED14_NOT_YET = {}
 NOT_YET = dict(OPENED3_NOT_YET, **OPENED4_NOT_YET, **OPENED5_NOT_YET, **OPENED6_NOT_YET, **OPENED7_NOT_YET, **OPENED8_NOT_YET,
-               **OPENED9_NOT_YET, **OPENED10_NOT_YET, **OPENED11_NOT_YET, **OPENED12_NOT_YET, **OPENED13_NOT_YET)
+               **OPENED9_NOT_YET, **OPENED10_NOT_YET, **OPENED11_NOT_YET, **OPENED12_NOT_YET, **OPENED13_NOT_YET,
+               **OPENED14_NOT_YET)
 
 
 def _text(row):
