@@ -864,10 +864,10 @@ def test_tp_must_divide_or_be_a_multiple_of_the_kv_heads():
     assert found({"tp_size": 4}, "tp_not_dividing_heads", "tp_not_dividing_kv_heads",
                  model=facts(num_attention_heads=12, num_key_value_heads=6)) == [kv_error(6, 4, 12)]
     for tp, kv in ((4, 4), (8, 4), (2, 4)):  # equal, a multiple, a divisor
-        assert found({"tp_size": tp}, "tp_not_dividing_kv_heads", model=facts(num_attention_heads=32,
-                                                                             num_key_value_heads=kv)) == []
-    assert found({"tp_size": 6}, "tp_not_dividing_kv_heads", model=facts(num_attention_heads=12,
-                                                                        num_key_value_heads=None)) == []
+        model = facts(num_attention_heads=32, num_key_value_heads=kv)
+        assert found({"tp_size": tp}, "tp_not_dividing_kv_heads", model=model) == []
+    model = facts(num_attention_heads=12, num_key_value_heads=None)
+    assert found({"tp_size": 6}, "tp_not_dividing_kv_heads", model=model) == []
 
 
 def test_mla_models_have_no_head_split_rule():
