@@ -56,6 +56,16 @@ CAUSES = (
 # The torch extensions of accelerators other than CUDA (Ascend, Cambricon, Moore Threads, Intel, Gaudi).
 _DEVICE_EXTENSIONS = r"(?:torch_npu|torch_mlu|torch_musa|intel_extension_for_pytorch|ipex|habana_frameworks|torch_gcu)"
 
+# A layer of the model without the part that code walking the layers reads (its attention module, its self_attn).
+_LAYER_LACKS = r"\bNo (?P<part>\w+) attribute in (?:the )?layer type <class '(?:[\w.]*\.)?(?P<layer>\w+)'>"
+
+# A TMA descriptor the driver refuses as not supported (error 801): the GPU has no Tensor Memory Accelerator.
+_NO_TMA = (r"Failed to initialize the TMA descriptor (?:801\b|due to (?:operation )?not supported)"
+           r"|cuTensorMapEncode\w*[^\n]{0,80}(?:CUDA_ERROR_NOT_SUPPORTED|\b801\b)")
+
+# The name a divisibility message gives the divisor ("by tp_size = 8", "by b_scales.size(1) = 5", "by 128"): named once.
+_DIVISOR_NAME = r"(?:[\w .()\[\]]+?= ?)?"
+
 # Build and kernel tools a JIT compile runs; named here once.
 # GPU architectures by the names a check that refuses one says (an SM number, NVIDIA's family names, AMD's)
 _ARCH_NAMES = (r"(?:NVIDIA |AMD )?(?:Hopper|Blackwell|Ampere|Ada(?: Lovelace)?|Turing|Volta|Pascal|sm_?\d{2,3}[af]?|SM ?\d{2,3}[af]?"
@@ -241,7 +251,10 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # .target 'sm_120a'"; the target may be cut off), and a kernel's own table has no build for the GPU's major
         r"|ptxas[^\n]*error\s*: Feature '[^'\n]*' not supported on|No supported CUDA architectures found for major versions?"
         # FlashInfer's prefill finds no tiling of this head size that fits the GPU's shared memory (an L40, sm_89)
-        r"|Unsupported max_mma_(?:kv|q): 0\b", re.I), ROOT),
+        r"|Unsupported max_mma_(?:kv|q): 0\b"
+        # a Hopper kernel (FA3, a TMA GEMM) builds a Tensor Memory Accelerator descriptor and the driver answers 801,
+        # CUDA_ERROR_NOT_SUPPORTED: this GPU has no TMA (before sm_90). "due to invalid argument" is a shape, not this.
+        r"|" + _NO_TMA, re.I), ROOT),
     # A package installed as a stand-in for another platform's build (a ROCm host given CUDA wheels through a shim that
     # raises when one of its functions is really called), or a library built without the GPU support asked of it: the
     # installed packages are not this host's builds
@@ -372,7 +385,7 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"\.narrow\([^\n]*\n(?:[^\n]*\n){0,3}?(?:RuntimeError|IndexError): start \(\d+\) \+ length \(\d+\) exceeds dimension size"
         r"|in (?:\w*weight_loader\w*|_load_w\d+|load_weights?\w*)\n" + _FRAME_BODY + r"(?:RuntimeError|IndexError): start \(\d+\) \+ length"), ROOT),
     ("parallelism_mismatch", re.compile(
-        r"(?:\b|= ?)\d+ is not divisible by (?:[\w ]+= ?)?\d+|(?:tp_size|tensor[_ -]parallel(?:[_ ]size)?|pp_size"
+        r"(?:\b|= ?)\d+,? is not divisible by " + _DIVISOR_NAME + r"\d+|(?:tp_size|tensor[_ -]parallel(?:[_ ]size)?|pp_size"
         r"|pipeline[_ ]parallel(?:[_ ]size)?|dp_size|attn_dp_size|moe_dp_size|ep_size|attn_cp_size|world[_ ]size"
         r"|number of nodes|nnodes)[^\n]{0,80}(?:divisible|must be (?:equal|a multiple|less|greater)|does not match|mismatch)"
         r"|divisible by (?:the )?(?:tensor parallel|tp|world)|invalid device ordinal|hipErrorInvalidDevice\b"
@@ -435,6 +448,9 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"Model architectures? \[[^\]]*\] (?:are|is) not supported|does not recognize this architecture"
         r"|Unsupported (?:model )?architecture|No model architectures? (?:are )?specified"
         r"|'\w+Config' object has no attribute"  # the model's config lacks what this SGLang reads: not supported here
+        # code that walks the model's layers finds a layer without the part it needs ("No attention attribute in layer
+        # type <class '...Qwen3NextDecoderLayer'>": a hybrid linear-attention layer under a cache written for attention)
+        r"|" + _LAYER_LACKS +
         # SGLang's generic transformers fallback (TransformersForCausalLM, spelled TransformersForCasualLM in some
         # releases) used because it has no class of its own for the model, and the fallback cannot run it either
         r"|'Transformers\w*For\w+' object has no attribute"
@@ -532,7 +548,10 @@ _WARMUP_RE = re.compile(
 _UNRECOGNIZED_RE = re.compile(r"unrecognized arguments: (?P<args>.+)$")
 _AMBIGUOUS_RE = re.compile(r"ambiguous option: (?P<opt>\S+) could match (?P<choices>.+)$")
 _INVALID_CHOICE_RE = re.compile(r"argument (?P<opt>--[\w-]+)(?:/[\w-]+)*: invalid choice: (?P<value>'[^']*')")
-_DIVISIBLE_RE = re.compile(r"\b(?P<a>\d+) is not divisible by (?:[\w ]+= ?)?(?P<b>\d+)")
+_DIVISIBLE_RE = re.compile(r"\b(?P<a>\d+),? is not divisible by " + _DIVISOR_NAME + r"(?P<b>\d+)")
+# A quantized kernel's own check that a rank's share of a layer is a whole number of its scale groups (Marlin's
+# "size_k = 704, is not divisible by b_scales.size(1) = 5", "size_k = 2752 is not divisible by group_size = 128")
+_QUANT_GROUPS_RE = re.compile(r"\bsize_[kn] = \d+,? is not divisible by (?:\w*scales\w*(?:\.size\(\d\))?|group_size|group_blocks) = \d+")
 _PORT_RE = re.compile(r"\('?[\w.:\[\]-]*'?, (?P<port>\d+)(?:, \d+, \d+)?\)|port (?:at )?(?P<port2>\d+)|_port at (?P<port3>\d+)"
                       r"|tcp://[^\s'\")]*:(?P<port4>\d+)")
 _ARCH_RE = re.compile(r"Model architectures? \[(?P<arch>[^\]]*)\]")
@@ -654,7 +673,8 @@ _NOTABLE_WORDS = (
     "installed with version", "minimum required version", "expects", "nv_err_no_memory", "socversion",
     "on your device", "on this device", "deepep error", "deepep timeout", "ipc handle", "connect", "p2psetup",
     "dtype support list", "transfer engine", "gid index", "unknown ", "not compatible", "page size", "page_size",
-    "out_of_device_memory", "find address", "ifa != nullptr", "no accelerator", "no cuda gpus",
+    "out_of_device_memory", "find address", "ifa != nullptr", "no accelerator", "no cuda gpus", "layer type", "tma descriptor",
+    "cutensormapencode",
 )
 
 
@@ -895,6 +915,12 @@ def _hint_parallelism(message: str, phase: Optional[str], evidence: str) -> Opti
                 "or upgrade SGLang (sglang_install_version) to a release whose loader pads such layers.")
     match = _DIVISIBLE_RE.search(message) or _DIVISIBLE_RE.search(evidence)
     detail = f" ({match.group('a')} is not divisible by {match.group('b')})" if match else ""
+    if _QUANT_GROUPS_RE.search(message) or _QUANT_GROUPS_RE.search(evidence):
+        return (f"A quantized layer's share on each rank is not a whole number of its quantization groups{detail}: the "
+                "checkpoint's group size (often 128) cuts the layer into groups that tp_size ranks cannot share evenly. "
+                "Pick a tp_size that divides them (a smaller one; 1 where one GPU holds the model), use expert parallelism "
+                "for MoE experts (ep_size equal to tp_size keeps each expert whole on a rank), or serve a checkpoint "
+                "quantized with a smaller group size.")
     return (f"The parallel layout does not fit the model{detail}: pick a tp_size that divides the model's attention heads "
             "(including vision heads of multimodal models), experts and, for quantized weights, the layer widths by the "
             "quantization block (a smaller tp_size, or another quantization); keep tp_size * pp_size divisible by nnodes, "
@@ -941,11 +967,22 @@ _MODEL_TYPE_HINT = (
     "alone.")
 
 
+_LAYER_LACKS_RE = re.compile(_LAYER_LACKS)
+
+
 _UNREGISTERED_RE = re.compile(r"'(?P<arch>\w+)' is not a registered model in the Transformers library"
                               r"|The Transformers implementation of '?(?P<arch2>\w+)'? is not compatible")
 
 
 def _hint_architecture(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
+    lacking = _LAYER_LACKS_RE.search(evidence)
+    if lacking:
+        return (f"Code that walks the model's layers (a cache or runner feature) expects an {lacking.group('part')} "
+                f"attribute in each, and this model's {lacking.group('layer')} has none (the linear-attention or "
+                "state-space layers of a hybrid model have no attention module): the runner or feature in use does not "
+                "support this architecture. Serve the model "
+                "with a runner and SGLang release that support it (sglang_install_version), start without the optional "
+                "feature that raised it (a radix or KV cache patch), or serve a model with attention in every layer.")
     unregistered = _UNREGISTERED_RE.search(evidence)
     if unregistered:
         arch = unregistered.group("arch") or unregistered.group("arch2")
@@ -1162,6 +1199,7 @@ _ARCH_BACKEND_RE = re.compile(r"backend\b[^\n]{0,40}(?:not (?:supported|availabl
 _PARSER_TOKEN_RE = re.compile(r"_token\b[^\n]{0,80}(?:must (?:encode|tokeni[sz]e) (?:to|as|into) (?:exactly )?(?:one|a single|1) token"
                               r"|(?:is not|isn't) (?:a single token|in the (?:tokenizer|vocab\w*))|not found in (?:the )?(?:tokenizer|vocab\w*))", re.I)
 _ARCH_ASSERT_RE = re.compile(_ARCH_ASSERT, re.I)
+_NO_TMA_RE = re.compile(_NO_TMA, re.I)
 _NO_GPU_SEEN_RE = re.compile(_NO_GPU_SEEN, re.I)
 _STATED_FLOOR_RE = re.compile(r"only supports? (?:sm_?|SM ?|compute capability )\d[\d.]*\w* (?:and|or) (?:above|higher|newer|later)",
                               re.I)
@@ -1233,6 +1271,11 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "weights from a fast local disk (the model_cache role) so that loading ends in time.")),
     ),
     "unsupported_gpu": (
+        (lambda message, evidence: bool(_NO_TMA_RE.search(evidence)),
+         ("A kernel in use builds a TMA descriptor (the Tensor Memory Accelerator of Hopper, sm_90, and newer) and the "
+          "driver says this GPU does not support it (error 801): the kernel is for newer GPUs, most often the fa3 "
+          "attention backend (Hopper only). Set attention_backend in sglang_server_args to one this GPU has (flashinfer "
+          "or triton), or serve on a Hopper or newer GPU.")),
         (lambda message, evidence: bool(_ARCH_BACKEND_RE.search(message) or _ARCH_BACKEND_RE.search(evidence)),
          ("A backend in use (named in error_message) does not run on this GPU's architecture, whether sglang_server_args "
           "chose it or SGLang picked it by default for this model: set attention_backend (and, for a vision model's "

@@ -132,9 +132,16 @@ class LogLine(NamedTuple):
 
 
 def _split_record(raw: str, msg: str, pid: Optional[str], ident: Optional[str], journal_time: Optional[str]) -> LogLine:
-    """Split SGLang's ``[time tags]`` record prefix off a message whose transport prefix is gone."""
+    """Split SGLang's ``[time tags]`` record prefix off a message whose transport prefix is gone.
+
+    An untagged time before an indented line is a relay's, not SGLang's: a harness that stamps each line of the
+    server's output (``[06:31:47]   ValueError: ...``, the indentation of a traceback's last lines kept). SGLang's
+    own records never start their text with indentation; the line is read as the relayed one, indentation kept."""
     if msg[:1] == "[":
         match = _RECORD_RE.match(msg)
+        if match and not match.group("tags") and match.group("body").startswith(("  ", "\t")):
+            body = match.group("body")
+            return LogLine(raw, body, pid, ident, journal_time, None, None, body, False)
         if match:
             return LogLine(raw, msg, pid, ident, journal_time, match.group("time"), match.group("tags").strip(),
                            match.group("body"), True)
