@@ -110,6 +110,9 @@ _EXC_LIKE_RE = re.compile(
     r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault|Timeout)\b(?::|$)"
     r"|^(?:[A-Za-z_]\w*\.)*[A-Z]\w*: "
 )
+# Of those, the ones that name an error ("RuntimeError: ...", a bare "Error: ..."): a later line of the other kind
+# ("Shape: 192 ...", a field of the dump the error printed) does not replace one as the last exception seen.
+_EXC_NAMED_RE = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault|Timeout)\b(?::|$)")
 # Lines that are log records of some program, hence never part of a Python exception message. Not a build tool's
 # progress line ("[1/2] /opt/rocm/bin/hipcc ..."): a failed build's output is what its exception's message carries
 # (tvm_ffi's "ninja exited with status 127" then "stdout:", torch's "Error building extension"), with the tool's own
@@ -830,6 +833,8 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
         elif joined is None and self._pasted and len(info.raw) >= WRAP_MIN_WIDTH and not info.body.endswith("  "):
             self._long_line = info.body.lstrip()  # a break before a space leaves the space at the end of the piece
         if not info.record and _EXC_LIKE_RE.match(text) and not _LOGLIKE_RE.match(text):
+            if self._orphan is not None and _EXC_NAMED_RE.match(self._orphan) and not _EXC_NAMED_RE.match(text):
+                return  # "Shape: 192 ..." after "Error: Failed to ...": a dump's field, not a newer exception
             self._orphan = text
             self._orphan_at, self._after_orphan, self._orphan_source = self._line_no, [], None
 

@@ -83,3 +83,19 @@ def test_a_harness_relayed_tail_gives_its_exception():
            "[06:31:47] Killing all sglang/bench processes...\n")
     result = scan_startup_log(log, ended=True)
     assert (result["outcome"], result["cause"], result["error_message"]) == ("failed", "unsupported_model_architecture", NO_ATTENTION)
+
+
+def test_a_dump_of_fields_after_an_error_leaves_the_error_as_the_message():
+    """536's shape: FlashInfer's error line, then the descriptor's fields, each of which reads like ``Name: text``."""
+    dump = ("Error: Failed to initialize the TMA descriptor due to invalid argument\n"
+            "tmaFormat: 9 dim: 4 gmem: 0x7b4cc0000000\n"
+            "Shape: 192 131072 128 1 48\n"
+            "Stride: 49152 384 2305843007066210304 2497\n")
+    assert scan_startup_log(dump, ended=True)["error_message"] == "Error: Failed to initialize the TMA descriptor due to invalid argument"
+    # a later exception named as one is newer evidence, and replaces it
+    later = dump + "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    result = scan_startup_log(later, ended=True)
+    assert (result["error_message"], result["cause"]) == ("RuntimeError: CUDA error: an illegal memory access was encountered",
+                                                          "illegal_memory_access")
+    # without an error before them, such a line is still the last word
+    assert scan_startup_log("Stride: 49152 384\n", ended=True)["error_message"] == "Stride: 49152 384"
