@@ -63,6 +63,11 @@ _LAYER_LACKS = r"\bNo (?P<part>\w+) attribute in (?:the )?layer type <class '(?:
 _NO_TMA = (r"Failed to initialize the TMA descriptor (?:801\b|due to (?:operation )?not supported)"
            r"|cuTensorMapEncode\w*[^\n]{0,80}(?:CUDA_ERROR_NOT_SUPPORTED|\b801\b)")
 
+# A build step killed by a signal 9 (exit status 137): ninja's "FAILED: [code=137]", a CalledProcessError of ninja
+# with status 137, a compiler's "Killed signal terminated program cicc".
+_BUILD_KILLED = (r"FAILED: \[code=137\]|\bninja\b[^\n]*(?:\n[^\n]*){0,3}?returned non-zero exit status 137\b"
+                 r"|Killed signal terminated program (?:cicc|cc1plus|ptxas|nvcc)")
+
 # The name a divisibility message gives the divisor ("by tp_size = 8", "by b_scales.size(1) = 5", "by 128"): named once.
 _DIVISOR_NAME = r"(?:[\w .()\[\]]+?= ?)?"
 
@@ -101,8 +106,16 @@ _BARE_ASSERT_END = r"[^\n]*\n(?:[ \t]*[\^~]+[ \t]*\n)?AssertionError\b(?!:)"
 # a bare assertion on the GPU's architecture: the code path runs only on the architectures it names
 _ARCH_ASSERT = (r"assert [^\n]*\b(?:is_sm\d{2,3}\w*_supported|is_(?:hopper|blackwell|ampere)\w*|get_device_capability"
                 r"|device_capability|get_device_sm|sm_version)\b" + _BARE_ASSERT_END)
+# a bare assertion on a tensor's dtype ("assert x.dtype == torch.bfloat16" in the NSA indexer): the model runs in a
+# dtype this code path does not take
+_DTYPE_ASSERT = (r"assert [^\n]*\.dtype\s*(?:==|!=|in\b|is\b)\s*[^\n]*\b(?:torch\.)?(?P<want>bfloat16|float16|half|bf16|fp16|float32"
+                 r"|float8_e4m3fn\w*)\b" + _BARE_ASSERT_END)
+# a quantization method's own list of the dtypes its kernels take ("torch.bfloat16 is not supported for quantization
+# method awq. Supported dtypes: [torch.float16]")
+_QUANT_DTYPE = r"(?P<got>[\w.]+) is not supported for quantization method (?P<method>[\w-]+)\.?\s+Supported dtypes: (?P<ok>\[[^\]\n]*\])"
 # torch (through the CUDA runtime) sees no GPU at all
-_NO_GPU_SEEN = r"No accelerator \((?:CUDA|XPU|HPU|NPU|MUSA|MPS)[^)\n]*\) or platform plugin is available|No CUDA GPUs are available"
+_NO_GPU_SEEN = (r"No accelerator \((?:CUDA|XPU|HPU|NPU|MUSA|MPS)[^)\n]*\) (?:or platform plugin )?is available"
+                r"|No CUDA GPUs are available")
 _KERNEL_HEAD_ASSERT = r"assert (?:L[qkv]|head_?(?:dim|size)\w*|\w*_head_dim) in [\[{(]\d" + _BARE_ASSERT_END
 _NO_QUANT_METHOD_ASSERT = r"assert (?:self\.)?quant_method is not None" + _BARE_ASSERT_END
 
@@ -178,6 +191,9 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|(?:Architecture-specific|Fallback) pattern: [^\n]*sgl_kernel/)"
         # the line that says why (the library it links that is missing) is the one to show, when the report has it
         r"(?:[\s\S]{0,4000}?(?P<line>(?:ImportError|OSError): [^\n]*cannot open shared object file))?"), ROOT),
+    # A JIT build whose compiler was killed (exit status 137: SIGKILL, the kernel's OOM killer): a build that starts one
+    # compiler per CPU (ninja, cicc) beside a resident server exhausts the host's memory. Not the build's code.
+    ("host_resource_error", re.compile(_BUILD_KILLED), ROOT),
     ("jit_tool_missing", re.compile(
         r"Ninja is required to load C\+\+ extensions|No such file or directory: '(?:[^'\n]*/)?" + _TOOLS + r"'"
         r"|\b" + _TOOLS + r"(?:: command)?: not found|(?:Could not|cannot|unable to) find (?:nvcc|ninja|CUDA_HOME|the CUDA (?:toolkit|installation))"
@@ -317,7 +333,9 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|\bexpects (?:--)?[\w-]*backend to be one of\b"
         # a feature that says it does not work with another setting, naming it ("... is not compatible with radix cache
         # when using --mamba-scheduler-strategy no_buffer"), or a page size one component needs and another changed
-        r"|\bis not compatible with\b[^\n]*--[a-z][\w-]+|\bpage[_ ]size must be \d+ for\b", re.I), ROOT),
+        r"|\bis not compatible with\b[^\n]*--[a-z][\w-]+|\bpage[_ ]size must be \d+ for\b"
+        # the model's dtype against what a quantization method or a code path takes
+        r"|" + _QUANT_DTYPE + r"|" + _DTYPE_ASSERT, re.I), ROOT),
     # LoRA wrapping a layer that does not hold the weights LoRA reads (a MoE runner backend or quantization that keeps
     # them in another layout: "'FusedMoE' object has no attribute 'w13_weight'" from sglang/srt/lora): LoRA and that
     # backend do not fit each other
@@ -630,7 +648,12 @@ def _line_at(text: str, index: int) -> str:
 # a package skips an optional extension; SGLang adjusts a setting itself: "Breakable CUDA graph is incompatible with
 # multimodal model; disabling prefill CUDA graph."): never evidence, even when their words match a rule.
 _HARMLESS_RE = re.compile(r"To silence this warning|can be ignored|Skipping import of|Ignoring \w+ import error"
-                          r"|[;.] (?:[Dd]isabling|[Aa]utomatically (?:set|disabl|adjust)\w*|[Ff]alling back to|[Ff]allback to) ")
+                          r"|[;.] (?:[Dd]isabling|[Aa]utomatically (?:set|disabl|adjust)\w*|[Ff]alling back to|[Ff]allback to) "
+                          # SGLang adjusting a setting itself, saying why ("Disabling overlap schedule since mamba no_buffer
+                          # is not compatible with overlap schedule, try to use --disable-radix-cache ...")
+                          r"|^[Dd]isabling [^\n]{1,80}? (?:since|because) "
+                          # a checkpoint without the optional generation_config.json: SGLang warns and uses defaults
+                          r"|^Failed to load generation config for ")
 # SGLang's echo of its arguments and of its command line names every option: never evidence.
 _ECHO_RE = re.compile(r"^(?:\[[^\]]*\] )?server_args=|launch_server |sglang serve |^\S*\$ |command: ")
 
@@ -673,6 +696,7 @@ _NOTABLE_WORDS = (
     "installed with version", "minimum required version", "expects", "nv_err_no_memory", "socversion",
     "on your device", "on this device", "deepep error", "deepep timeout", "ipc handle", "connect", "p2psetup",
     "dtype support list", "transfer engine", "gid index", "unknown ", "not compatible", "page size", "page_size",
+    "supported dtypes", ".dtype", "code=137", "status 137", "killed signal",
     "out_of_device_memory", "find address", "ifa != nullptr", "no accelerator", "no cuda gpus", "layer type", "tma descriptor",
     "cutensormapencode",
 )
@@ -866,6 +890,18 @@ def _hint_incompatible_arguments(message: str, phase: Optional[str], evidence: s
                 f"{chosen}, which this release does not accept for it: drop quantization (SGLang "
                 "reads the method from the checkpoint and picks its fastest kernel where it can), or set it to "
                 f"{match.group('config')}; a faster kernel of the same format (awq_marlin) needs a release that converts it.")
+    quant_dtype = re.search(_QUANT_DTYPE, evidence, re.I)
+    if quant_dtype:
+        return (f"The quantization method {quant_dtype.group('method')} takes only the dtypes {quant_dtype.group('ok')}, and the "
+                f"model runs in {quant_dtype.group('got')} (dtype: auto takes the checkpoint's): set dtype in sglang_server_args "
+                "to one it lists (dtype: float16), or choose a quantization whose kernels take the model's dtype (awq_marlin "
+                "for an AWQ checkpoint on Ampere or newer).")
+    dtype_assert = re.search(_DTYPE_ASSERT, evidence, re.I)
+    if dtype_assert:
+        return (f"A code path of this model asserts that its tensors are {dtype_assert.group('want')}, and the server runs it in "
+                "another dtype (dtype in sglang_server_args, or one a quantization forces, such as awq's float16): set dtype: "
+                f"{dtype_assert.group('want')} in sglang_server_args, and a quantization whose kernels take it (awq_marlin "
+                "rather than awq for an AWQ checkpoint).")
     if "encoder" in message and "url" in message.lower():
         return ("language_only: true needs encoder_urls on this SGLang version: set encoder_urls to the URL(s) of the encoder "
                 "server(s), e.g. [\"http://10.0.0.5:30001\"], or remove language_only.")
@@ -1156,6 +1192,8 @@ def _hint_warmup(message: str, phase: Optional[str], evidence: str) -> Optional[
                 "one that failed first, and upgrade SGLang and its kernels (or the device's own runtime: CANN, drivers).")
     match = _HTTP_STATUS_RE.search(message) or _HTTP_STATUS_RE.search(evidence)
     status = (match.group("status") or match.group("status2")) if match else None
+    if status is None and "Internal server error" in message + evidence:
+        status = "500"  # SGLang's own error body for a request that failed inside it, without the status line
     ready = _NOT_READY_RE.search(evidence)
     if ready:
         return (f"The warmup waited for the server's own health check ({ready.group('url')}) and got no answer: that address "
@@ -1169,10 +1207,15 @@ def _hint_warmup(message: str, phase: Optional[str], evidence: str) -> Optional[
             return ("The warmup request found nothing listening on SGLang's own address: the HTTP server did not come up (a "
                     "port in use or a bind refused earlier in the log) - read the lines before the traceback.")
         return None
+    if status == "500":
+        return ("The warmup request failed inside the server (HTTP 500, SGLang's own error): the message names what failed "
+                "while serving it - a kernel or device operator, the model's forward, or for a multimodal model the "
+                "processing of the warmup's image. Fix what it names (another attention or multimodal backend, the "
+                "device runtime's pinned versions, an SGLang release with the fix); the first real request would fail "
+                "the same way, so skip_server_warmup: true only hides it.")
     if status not in _PROXY_STATUSES:
         return (f"The warmup request got HTTP {status} from the server itself (read the traceback and the lines before it: "
-                "401 means api_key is set and the request lacked it; 500 is an error inside SGLang). skip_server_warmup: true "
-                "only hides it.")
+                "401 means api_key is set and the request lacked it). skip_server_warmup: true only hides it.")
     return (f"The warmup request got HTTP {status}, which is a proxy's answer (SGLang sends the warmup to its own bind address "
             "through http_proxy): set no_proxy and NO_PROXY in sglang_server_env to hold that address - "
             "127.0.0.1,localhost,0.0.0.0 when host is 0.0.0.0 - or unset the proxy for the unit. skip_server_warmup: true only "
@@ -1201,6 +1244,7 @@ _PARSER_TOKEN_RE = re.compile(r"_token\b[^\n]{0,80}(?:must (?:encode|tokeni[sz]e
 _ARCH_ASSERT_RE = re.compile(_ARCH_ASSERT, re.I)
 _NO_TMA_RE = re.compile(_NO_TMA, re.I)
 _NO_GPU_SEEN_RE = re.compile(_NO_GPU_SEEN, re.I)
+_BUILD_KILLED_RE = re.compile(_BUILD_KILLED)
 _STATED_FLOOR_RE = re.compile(r"only supports? (?:sm_?|SM ?|compute capability )\d[\d.]*\w* (?:and|or) (?:above|higher|newer|later)",
                               re.I)
 _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
@@ -1384,6 +1428,13 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
          ("A kernel of the checkpoint's quantization takes another dtype than the server runs in (AWQ's dequantize takes "
           "float16, the model's config says bfloat16): set dtype: float16 (half) in sglang_server_args, or serve a "
           "checkpoint or quantization made for bfloat16.")),
+    ),
+    "host_resource_error": (
+        (lambda message, evidence: bool(_BUILD_KILLED_RE.search(evidence)),
+         ("A kernel's JIT build was killed (exit status 137: SIGKILL, the kernel's OOM killer; dmesg -T shows it): the "
+          "build starts one compiler per CPU (ninja, cicc), each taking gigabytes of host memory beside the server's own. "
+          "Limit its parallelism with MAX_JOBS in sglang_server_env (1 to 4), give the host or container more memory, "
+          "and keep the compiled kernels' cache on a lasting volume so the build runs once.")),
     ),
     "unknown": (
         (lambda message, evidence: bool(_OWN_HELPER_RE.search(evidence)),

@@ -88,6 +88,8 @@ REVERSED_GAP_LINES = 3  # an exception line at most this many lines above a head
 USAGE_WINDOW_LINES = 100  # an ``error:`` line this close after a ``usage:`` banner is the parser's
 _NO_HEADER = "(the log holds no 'Traceback (most recent call last):' line above this)"
 
+# SGLang's report that its own warmup request failed: the start failed, whatever the warmup's request looked like.
+_WARMUP_FAILED_RE = re.compile(r"Initialization failed\. warmup error")
 _TB_START_RE = re.compile(r"^(?P<pre>.*?)Traceback \(most recent call last\):\s*$")
 # Headers SGLang prints before a traceback on its fatal paths (scheduler, detokenizer, DP controller, warmup; 0.3-era
 # ``Exception in run_tp_server:``). Not uvicorn's per-request ``Exception in ASGI application`` nor asyncio's callbacks.
@@ -186,7 +188,8 @@ _PHASE_RE = re.compile(
     r"|Capture (?:piecewise|prefill|decode) )"
     r"|(?P<http_up>Uvicorn running on|Listening at: http|Listening on http)"
     r"|(?P<warmup>\"(?:GET /(?:get_)?model_info|POST /generate|POST /v1/chat/completions)|Prefill batch)"
-    r"|(?P<ready>fired up and ready to roll)",
+    # SGLang's sentence, not a harness quoting it ("ready   : grep 'fired up and ready to roll' serve.log")
+    r"|(?P<ready>server is fired up and ready to roll|fired up and ready to roll!)",
     re.IGNORECASE,
 )
 # Serving: a decode batch with requests running, a prefill batch (more than the warmup's one per rank), a
@@ -353,6 +356,7 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
         self._phase: Optional[str] = None
         self._ready = False
         self._ready_line: Optional[str] = None
+        self._ready_inferred = False  # ready read from a request's traces, not SGLang's ready line: the warmup's own may look so
         self._failed = False
         self._failed_at = 0
         self._fatal_line: Optional[str] = None
@@ -547,7 +551,9 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
             self._collect(info)
             return
         if self._ready:
-            return
+            if not (self._ready_inferred and _WARMUP_FAILED_RE.search(info.body)):
+                return
+            self._revoke_ready()
         if self._failed and self._final_state()[0]:
             self._decision = self._decide()  # the verdict can no longer change: later lines only add tracebacks
             self._frozen = True
@@ -943,10 +949,22 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
             self._ready_line = info.msg.strip()
 
     def _serve(self, info: LogLine, timestamp: Any) -> None:
-        """The server was serving (a line or a frame that only a client's request produces): ready, whatever follows."""
+        """The server was serving (a line or a frame that only a client's request produces): ready, whatever follows,
+        but SGLang's own report that the warmup failed (:meth:`_revoke_ready`)."""
         self._enter_phase("ready", info, timestamp)
         self._ready = True
         self._ready_line = info.msg.strip()
+        self._ready_inferred = True
+
+    def _revoke_ready(self) -> None:
+        """Ready was read from a request's traces, and SGLang then says its warmup failed: those traces were the
+        warmup's own request (a multimodal model's warmup posts a chat completion with an image, through the
+        OpenAI-compatible handlers), so the start is still going and this line fails it."""
+        self._ready = self._ready_inferred = False
+        self._ready_line = None
+        self._seen_phases.discard("ready")
+        self._phases = [entry for entry in self._phases if entry["phase"] != "ready"]
+        self._phase = max((entry["phase"] for entry in self._phases), key=_PHASE_ORDER.__getitem__, default=None)
 
     def _serving(self, info: LogLine) -> bool:
         """Whether the line shows the server serving real requests (not only its own warmup request)."""
