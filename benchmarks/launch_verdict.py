@@ -16,8 +16,11 @@ On a lab host, through the real module under systemd and journald:
 
 Goals: verdict within 0.5 s of the exit (p95), ready noticed within 0.5 s (p95).
 
-    benchmarks/launch_verdict.py [--runs 20] [--logs all|failed|none] [--no-standin] [--limit N]
+    benchmarks/launch_verdict.py [--runs 20] [--logs all|failed|none] [--no-standin] [--limit N] [--held-out]
         (root; needs `make wheelhouse` and the lab root filesystem)
+
+The held-out split (``test``) is left out unless ``--held-out`` is given: a replay report lists each log's verdict, and
+that split is read once, when it is measured (benchmarks/diagnosis_accuracy.py --split test).
 """
 from __future__ import annotations
 
@@ -131,11 +134,14 @@ def main() -> int:  # pylint: disable=too-many-locals
                         help="which corpus logs to replay (constructed ones never: they are not a process's output)")
     parser.add_argument("--no-standin", action="store_true", help="skip the stand-in's crash and ready runs")
     parser.add_argument("--limit", type=int, default=0, help="replay only every k-th log, about this many (0: all)")
+    parser.add_argument("--held-out", action="store_true",
+                        help="replay the held-out split (test) too: its report shows its misses, so only when it is measured")
     args = parser.parse_args()
     env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_HOST_KEY_CHECKING="false")
     out = REPO / "build" / "bench"
     out.mkdir(parents=True, exist_ok=True)
-    corpus = [row for row in json.loads((CORPUS / "corpus.json").read_text(encoding="utf-8")) if row["split"] != "constructed"]
+    corpus = [row for row in json.loads((CORPUS / "corpus.json").read_text(encoding="utf-8"))
+              if row["split"] != "constructed" and (args.held_out or row["split"] != "test")]
     if args.logs == "failed":
         corpus = [row for row in corpus if row["outcome"] not in SUCCESS]
     elif args.logs == "none":
