@@ -68,6 +68,11 @@ _NO_TMA = (r"Failed to initialize the TMA descriptor (?:801\b|due to (?:operatio
 _BUILD_KILLED = (r"FAILED: \[code=137\]|\bninja\b[^\n]*(?:\n[^\n]*){0,3}?returned non-zero exit status 137\b"
                  r"|Killed signal terminated program (?:cicc|cc1plus|ptxas|nvcc)")
 
+# An Ascend operator's kernel that the installed CANN kernels cannot set up on this SoC.
+_ASCEND_KERNEL_CONFIG = r"Parse dynamic kernel config fail|AclOpKernelInit failed"
+# A kernel library's prebuilt binaries that target other GPU architectures than the one running (AITER's words).
+_OTHER_ARCH_BUILD = r"prebuilt (?:\S+ ){0,2}targets \[(?P<built>[^\]\n]*)\] but not the running arch (?P<running>\w+)"
+
 # The name a divisibility message gives the divisor ("by tp_size = 8", "by b_scales.size(1) = 5", "by 128"): named once.
 _DIVISOR_NAME = r"(?:[\w .()\[\]]+?= ?)?"
 
@@ -271,10 +276,17 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # a Hopper kernel (FA3, a TMA GEMM) builds a Tensor Memory Accelerator descriptor and the driver answers 801,
         # CUDA_ERROR_NOT_SUPPORTED: this GPU has no TMA (before sm_90). "due to invalid argument" is a shape, not this.
         r"|" + _NO_TMA, re.I), ROOT),
+    # Kernels the image ships built for other GPU architectures than this one ("[aiter] [module_quant] prebuilt .so
+    # targets ['gfx942'] but not the running arch gfx1201"): an image for another GPU family; a crash that follows
+    # (a segfault in a capture) is this, not where it surfaced
+    ("unsupported_gpu", re.compile(_OTHER_ARCH_BUILD), ROOT),
     # A package installed as a stand-in for another platform's build (a ROCm host given CUDA wheels through a shim that
     # raises when one of its functions is really called), or a library built without the GPU support asked of it: the
     # installed packages are not this host's builds
     ("package_mismatch", re.compile(_SHIM + r"|" + _WITHOUT_CUDA), ROOT),
+    # An Ascend operator whose kernel the installed CANN kernels cannot set up for this SoC ("Parse dynamic kernel
+    # config fail", "AclOpKernelInit failed"): an image or kernels package built for another Ascend SoC
+    ("package_mismatch", re.compile(_ASCEND_KERNEL_CONFIG), ROOT),
     # A framework that launches SGLang itself (verl, slime, an RL trainer) written for another SGLang release: it reads
     # a ServerArgs setting this release lacks, or calls an entry point of SGLang's with another release's signature
     ("package_mismatch", re.compile(_LAUNCHER_SIGNATURE), ROOT),
@@ -696,7 +708,8 @@ _NOTABLE_WORDS = (
     "installed with version", "minimum required version", "expects", "nv_err_no_memory", "socversion",
     "on your device", "on this device", "deepep error", "deepep timeout", "ipc handle", "connect", "p2psetup",
     "dtype support list", "transfer engine", "gid index", "unknown ", "not compatible", "page size", "page_size",
-    "supported dtypes", ".dtype", "code=137", "status 137", "killed signal",
+    "supported dtypes", ".dtype", "code=137", "status 137", "killed signal", "kernel config", "aclopkernelinit",
+    "running arch",
     "out_of_device_memory", "find address", "ifa != nullptr", "no accelerator", "no cuda gpus", "layer type", "tma descriptor",
     "cutensormapencode",
 )
@@ -1315,6 +1328,12 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "weights from a fast local disk (the model_cache role) so that loading ends in time.")),
     ),
     "unsupported_gpu": (
+        (lambda message, evidence: bool(re.search(_OTHER_ARCH_BUILD, evidence)),
+         ("The image's GPU kernels are built for other architectures than this GPU's (a kernel library says its prebuilt "
+          "binaries target another arch and rebuilds them, as AITER does for an MI300 image on an RDNA4 card): the image "
+          "is for another GPU family, and kernels rebuilt on the fly may still not run here (a crash in a kernel, a "
+          "segfault in a capture, follows). Use the SGLang image or build made for this GPU's architecture, or serve on "
+          "the GPUs the image was built for.")),
         (lambda message, evidence: bool(_NO_TMA_RE.search(evidence)),
          ("A kernel in use builds a TMA descriptor (the Tensor Memory Accelerator of Hopper, sm_90, and newer) and the "
           "driver says this GPU does not support it (error 801): the kernel is for newer GPUs, most often the fa3 "
@@ -1413,6 +1432,11 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "restart.")),
     ),
     "package_mismatch": (
+        (lambda message, evidence: bool(re.search(_ASCEND_KERNEL_CONFIG, evidence)),
+         ("An Ascend operator's kernel could not be set up from the installed CANN kernels ('Parse dynamic kernel config "
+          "fail'): the image or the CANN kernels package is built for another Ascend SoC than this host's (an Atlas A2, "
+          "910B, image on an A3, 910C, host). Use the SGLang image or CANN kernels for this SoC (SGLang's Ascend images "
+          "have separate A2 and A3 tags; npu-smi info names the chip), with the torch_npu that goes with them.")),
         (lambda message, evidence: "is already used by a Transformers model" in evidence,
          ("The installed transformers is newer than this SGLang release expects: it now registers a config class that "
           "SGLang registers for itself. Install the transformers version this SGLang release pins (the sglang_install "

@@ -194,11 +194,11 @@ OPENED16_NOT_YET = {
         "called failed",
 }
 # Seventeenth test split (opened17): its one measurement, as split test with the scanner of 5492fe0, detected 12 of 12
-# failed starts and named 9 causes right (no success called failed).
+# failed starts and named 9 causes right (no success called failed); 579 and 582 were worked on as kinds
+# (test_startup_cause_kinds_opened17.py). Left: 573, transformers not knowing the checkpoint's model type (labelled
+# package_mismatch, in doubt, as 448): read as the architecture, whose hint installs the release that supports the
+# model with the transformers it pins.
 OPENED17_NOT_YET = {
-    "579_package_mismatch_ascend_910c_host_running_910b_sglang_image_aclnnarange_561103_parse_dynamic_kernel_config_fail_unfenced.log": "unknown",
-    ("582_unsupported_gpu_qwen3_14b_fp8_r9700_gfx1201_sglang_rocm_mi30x_image_segfault"
-     "_rotary_embedding_decode_graph_capture_rank0_died_exit_minus11.log"): "cuda_graph_capture_failed",
     "573_package_mismatch_gemma4_12b_unified_transformers_keyerror_ngc_sglang_2605_driver_compat_error_banner_dgx_spark.log":
         "unsupported_model_architecture",
 }
