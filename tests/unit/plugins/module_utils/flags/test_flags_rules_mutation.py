@@ -1125,3 +1125,132 @@ def test_in_release_is_since_or_newer():
 def test_loopback_hosts(host, loopback):
     from ansible_collections.gpufleet.sglang.plugins.module_utils.flags import rules
     assert rules.is_loopback_host(host) is loopback
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# After the run of 2026-12-06 (95.7%). A count the value checks refuse never reaches the rules: they read the table's
+# default instead (one GPU, one stage, one node, rank 0, no topk), so they add nothing of their own to the value
+# check's error (and the fallbacks of rules._int behind it are never used: tests/mutation/equivalent.yml)
+
+def test_a_refused_pipeline_size_names_no_pipeline_in_the_enforce_warning():
+    args = {"enforce_piecewise_cuda_graph": True, "pp_size": "two"}
+    assert found(args, "enforce_piecewise_cuda_graph", "invalid_type", release="0.5.12") == [
+        ("error", "invalid_type", "pp_size", "argument --pipeline-parallel-size/--pp-size: invalid int value: 'two'",
+         "Give %spp_size a whole number, e.g. %spp_size: 1." % (REF, REF)),
+        ("warning", "enforce_piecewise_cuda_graph", "enforce_piecewise_cuda_graph", enforce_message(""), ENFORCE_HINT)]
+
+
+UNSET = ["prefill_graph_auto_disabled", "standalone_with_dp_attention", "tp_not_divisible_by_nodes",
+         "node_rank_out_of_range", "multi_node_dp", "dp_with_attn_dp", "attn_dp_not_dividing_tp",
+         "attn_cp_not_dividing_tp", "moe_dp_not_dividing_tp", "ep_moe_dp_exceed_tp", "ep_size_for_flashinfer_moe",
+         "custom_all_reduce_without_p2p", "tp_not_dividing_heads", "speculative_draft_tokens_adjusted"]
+REFUSED = [
+    {"pp_size": "two"},
+    {"dcp_size": "two"},
+    {"speculative_algorithm": "STANDALONE", "attn_dp_size": "x", "tp_size": 2},
+    {"nnodes": "x", "tp_size": 3},
+    {"node_rank": "x"},
+    {"dp_size": "x", "nnodes": 2, "attn_dp_size": 2, "tp_size": 2, "dist_init_addr": "10.0.0.1:5000"},
+    {"dp_size": 2, "nnodes": "x", "tp_size": 2},
+    {"dp_size": 2, "attn_dp_size": "x", "tp_size": 3},
+    {"attn_cp_size": "x", "tp_size": 3},
+    {"moe_dp_size": "x", "tp_size": 3},
+    {"moe_dp_size": 2, "ep_size": "x", "tp_size": 2},
+    {"moe_runner_backend": "flashinfer_cutlass", "ep_size": "x", "tp_size": 4},
+    {"speculative_algorithm": "EAGLE", "speculative_num_steps": 3, "speculative_num_draft_tokens": 8},
+]
+
+
+@pytest.mark.parametrize("args", REFUSED, ids=[",".join(a) for a in REFUSED])
+def test_a_refused_or_unset_count_adds_no_cross_flag_finding(args):
+    assert found(args, *UNSET) == []
+    no_rule_failed(args)
+
+
+def test_a_refused_tensor_parallel_size_splits_nothing():
+    """Seven heads split by no GPU count but one; a host without P2P needs no custom all-reduce warning for one GPU."""
+    kwargs = {"model": facts(num_attention_heads=7, num_key_value_heads=7), "facts": {"gpu_p2p": False}}
+    assert found({"tp_size": "x"}, *UNSET, **kwargs) == []
+    no_rule_failed({"tp_size": "x"}, **kwargs)
+
+
+def test_a_refused_node_count_is_one_node():
+    assert found({"nnodes": "x", "node_rank": 1}, "node_rank_out_of_range") == [
+        ("error", "node_rank_out_of_range", "node_rank", "node_rank 1 is outside 0..0 for nnodes 1",
+         "Give each node a distinct node_rank from 0 to nnodes - 1.")]
+
+
+def test_a_refused_tensor_parallel_size_is_one_gpu():
+    """The value check reports tp_size; the rules that divide by it read one GPU, as SGLang's default."""
+    nodes = found({"tp_size": "x", "nnodes": 3, "dist_init_addr": "10.0.0.1:5000"}, "tp_not_divisible_by_nodes")
+    assert [f[4] for f in nodes] == ["Make tp_size x pp_size (1) a multiple of nnodes (3)."]
+    assert found({"tp_size": "x", "attn_dp_size": 2}, "attn_dp_not_dividing_tp")[0][3] == \
+        "AssertionError (SGLang gives no message): attn_dp_size 2 does not divide tp_size 1"
+    assert [f[1] for f in found({"tp_size": "x", "attn_cp_size": 2}, "attn_cp_not_dividing_tp")] == \
+        ["attn_cp_not_dividing_tp"]
+    assert sorted(f[1] for f in found({"tp_size": "x", "moe_dp_size": 2}, "moe_dp_not_dividing_tp",
+                                      "ep_moe_dp_exceed_tp")) == ["ep_moe_dp_exceed_tp", "moe_dp_not_dividing_tp"]
+    assert [f[4] for f in found({"tp_size": "x", "ep_size": 2, "moe_runner_backend": "flashinfer_cutlass"},
+                                "ep_size_for_flashinfer_moe")] == [
+        "With moe_runner_backend flashinfer_cutlass use ep_size: 1 or ep_size: 1."]
+
+
+def test_a_refused_pipeline_size_is_one_stage():
+    assert [f[4] for f in found({"pp_size": "x", "tp_size": 3, "nnodes": 2, "dist_init_addr": "10.0.0.1:5000"},
+                                "tp_not_divisible_by_nodes")] == ["Make tp_size x pp_size (3) a multiple of nnodes (2)."]
+
+
+def test_a_release_without_pipeline_parallelism_is_one_stage():
+    """0.5.9-0.5.12's tables have no --pp-size: tp_size alone must divide by the nodes."""
+    assert [f[4] for f in found({"tp_size": 3, "nnodes": 2, "dist_init_addr": "10.0.0.1:5000"},
+                                "tp_not_divisible_by_nodes", release="0.5.12")] == [
+        "Make tp_size x pp_size (3) a multiple of nnodes (2)."]
+
+
+def test_a_refused_attention_dp_size_is_no_attention_dp():
+    assert len(found({"enable_two_batch_overlap": True, "attn_dp_size": "x"}, "two_batch_overlap_without_a2a")) == 1
+    assert found({"tp_size": 8, "attn_dp_size": "x"}, "tp_not_dividing_heads", model=facts()) == [heads_error(28, 8)]
+
+
+def test_two_auto_disable_reasons_name_the_second_in_the_hint():
+    assert found({"pp_size": 2, "dcp_size": 2}, "prefill_graph_auto_disabled") == [
+        prefill_info("pipeline parallelism", " (also: decode context parallel (dcp_size > 1))")]
+
+
+def test_attention_dp_and_cp_of_two_on_three_gpus():
+    assert [f[1] for f in found({"attn_dp_size": 2, "tp_size": 3}, "attn_dp_not_dividing_tp")] == \
+        ["attn_dp_not_dividing_tp"]
+    assert [f[1] for f in found({"attn_cp_size": 2, "tp_size": 3}, "attn_cp_not_dividing_tp")] == \
+        ["attn_cp_not_dividing_tp"]
+
+
+def test_two_gpus_split_an_odd_number_of_heads():
+    """Falcon-7B: 71 attention heads, 1 key/value head; only 1 divides 71 among the sizes up to 16."""
+    assert found({"tp_size": 2}, "tp_not_dividing_heads", model=facts(num_attention_heads=71, num_key_value_heads=1)) \
+        == [heads_error(71, 2, divisors="1")]
+
+
+def test_the_divisors_offered_stop_at_sixteen():
+    assert found({"tp_size": 4}, "tp_not_dividing_heads", model=facts(num_attention_heads=34, num_key_value_heads=2)) \
+        == [heads_error(34, 4, divisors="1, 2")]
+
+
+@pytest.mark.parametrize("args", [{"chunked_prefill_size": 1000, "page_size": 0}, {"port": "http"},
+                                  {"context_length": 65536}, {"quantization": "fp8"}])
+def test_values_a_rule_cannot_read_are_no_rule_failure(args):
+    """No config.json, a page size of 0, a port that is not a number: the rule steps aside, it does not fail."""
+    no_rule_failed(args)
+
+
+def test_a_deprecated_flag_without_sglangs_own_text_gets_the_lints():
+    """A release whose --enable-piecewise-cuda-graph loads (store_true) but is deprecated: SGLang prints no text of its
+    own for it (no message in REPLACEMENTS), so the warning is the lint's sentence, the hint the replacement's."""
+    table = TABLES["0.5.12"]
+    loadable = dict(table, actions=[dict(a, action="_StoreTrueAction") if a["dest"] == "enable_piecewise_cuda_graph" else a
+                                    for a in table["actions"]])
+    result = sf.lint_server_args(dict(MODEL, enable_piecewise_cuda_graph=True), loadable, "0.5.12", HISTORY)
+    assert [(f["severity"], f["code"], f["flag"], f["message"], f["hint"]) for f in result.findings] == [
+        ("warning", "deprecated_flag", "enable_piecewise_cuda_graph",
+         "--enable-piecewise-cuda-graph is deprecated in SGLang 0.5.12",
+         "Drop it: the piecewise (prefill) CUDA graph is on by default since 0.5.10; cuda_graph_backend_prefill selects "
+         "its backend from 0.5.14.")]
