@@ -916,7 +916,7 @@ def test_a_speculative_server_without_its_accept_length():
      lambda each_s, sbw: (2 * TOY_LAYER * 2.0 + 500 * 1024 * 2.0) / sbw + 5 * each_s + 100e-6),
 ])
 def test_what_each_kind_of_draft_costs(speculative, passes, draft):
-    target_ms, _, each_s, sustained = _toy_target()
+    target_ms, _draft_ms, each_s, sustained = _toy_target()
     result = c.decode_ceiling(TOY, accept_length=2, speculative=speculative, **A6000)["expected"]
     draft_ms = round(draft(each_s, sustained) * 1e3, 4)
     assert result["components"]["draft_pass_ms"] == draft_ms
@@ -1167,7 +1167,8 @@ def test_top_1_routing_over_two_tokens():
 
 def test_the_gpus_per_node_is_a_whole_number():
     inputs = c.decode_ceiling(TOY, gpu="NVIDIA RTX A6000", tp=4, nnodes=2, link="PHB")["inputs"]
-    assert type(inputs["gpus_per_node"]) is int and inputs["gpus_per_node"] == 2
+    assert isinstance(inputs["gpus_per_node"], int) and not isinstance(inputs["gpus_per_node"], bool)
+    assert inputs["gpus_per_node"] == 2
 
 
 def test_three_nodes_of_one_gpu():
