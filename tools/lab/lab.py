@@ -67,10 +67,11 @@ class LabError(Exception):
 
 # --------------------------------------------------------------------------- small helpers
 
-def run(cmd: list[str], *, check: bool = True, timeout: float = CMD_TIMEOUT, quiet: bool = False) -> subprocess.CompletedProcess:
+def run(cmd: list[str], *, check: bool = True, timeout: float = CMD_TIMEOUT, quiet: bool = False,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run a command with a bounded time; raise LabError with its stderr on failure."""
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False, env=env)
     except subprocess.TimeoutExpired as exc:
         raise LabError(f"timed out after {timeout:.0f}s: {' '.join(cmd)}") from exc
     if check and proc.returncode != 0:
@@ -78,6 +79,12 @@ def run(cmd: list[str], *, check: bool = True, timeout: float = CMD_TIMEOUT, qui
     if not quiet and proc.returncode != 0:
         log(f"  (ignored) {' '.join(cmd)}: {proc.stderr.strip()}")
     return proc
+
+
+def chroot_env() -> dict[str, str]:
+    """This environment without the controller's temporary folder: its path (TMPDIR, TMP, TEMP) does not exist inside
+    the root filesystem, and tools run there (update-ca-certificates' mktemp) fail on it."""
+    return {key: value for key, value in os.environ.items() if key not in ("TMPDIR", "TMP", "TEMP")}
 
 
 def log(msg: str) -> None:
@@ -217,9 +224,9 @@ def ensure_rootfs(rebuild: bool = False) -> Path:
     extra_ca = Path("/usr/local/share/ca-certificates")
     if extra_ca.is_dir():
         shutil.copytree(extra_ca, building / "usr/local/share/ca-certificates", dirs_exist_ok=True)
-        run(["chroot", str(building), "update-ca-certificates"], timeout=120)
+        run(["chroot", str(building), "update-ca-certificates"], timeout=120, env=chroot_env())
     shutil.copy(TOOL_DIR / "rootfs-setup.sh", building / "tmp/rootfs-setup.sh")
-    run(["chroot", str(building), "/bin/sh", "/tmp/rootfs-setup.sh"], timeout=300)
+    run(["chroot", str(building), "/bin/sh", "/tmp/rootfs-setup.sh"], timeout=300, env=chroot_env())
     (building / "tmp/rootfs-setup.sh").unlink()
     shutil.rmtree(rootfs, ignore_errors=True)
     building.rename(rootfs)
