@@ -65,7 +65,6 @@ DTYPE_BYTES = {
 }
 
 # Verdict thresholds on efficiency = measured / ceiling.
-AT_CEILING = 0.90
 NEAR_CEILING = 0.75
 ABOVE_CEILING = 1.05
 
