@@ -532,9 +532,10 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"File \"[^\"\n]*\bsglang/srt/[^\"\n]*\", line \d+, in \w+\n[ \t]*(?:return |[\w, .\[\]]+ = )?(?P<func>[A-Za-z_]\w*)\(self\b"
         r"[^\n]*\n(?:[ \t]*[\^~]+[ \t]*\n)?TypeError: (?P=func)\(\) (?:got an unexpected keyword argument|missing \d+ required positional"
         r"|takes \d+ positional arguments? but)"), ROOT),
-    # Weak signs, after every specific rule: one package called another with the signature of another version.
+    # Weak signs, after every specific rule: one package called another with the signature of another version
+    # (also as SGLang logs a request's error: the exception's text without its type, whose words are TypeError's own).
     ("package_mismatch", re.compile(
-        r"TypeError: (?!(?:[\w.]*\.)?_[a-z])[^\n]*(?:got an unexpected keyword argument|missing \d+ required positional argument"
+        r"(?:TypeError|Error in request): (?!(?:[\w.]*\.)?_[a-z])[^\n]*(?:got an unexpected keyword argument|missing \d+ required positional argument"
         r"|takes \d+ positional arguments? but \d+ (?:were|was) given)|AttributeError: module '[\w.]+' has no attribute"
         # Triton's configuration objects (triton.knobs: runtime_knobs, compilation_knobs ...) change with its version
         r"|AttributeError: '\w*knobs' object has no attribute"), HINT),

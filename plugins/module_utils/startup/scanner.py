@@ -221,9 +221,9 @@ _TRAINER_STEPS_RE = re.compile(r"^(?:Training|Train)\b[\w ]{0,30}: +\d+%\|[^|\n]
 # logprobs), or of two requests in flight at once (a batch merged into a running one; the warmup is one request).
 # Not evidence: the scheduler's event loop, the model's forward, the draft worker, the detokenizer, /generate's
 # handler and a single prefill: the warmup runs through all of them.
-_REQUEST_SERVED_RE = re.compile(
-    r"Input length \(\d+ tokens\) exceeds the maximum allowed length|\bError in request:"
-    r"|The input \(\d+ tokens\) is longer than the model's context length")
+_CLIENT_INPUT_RE = re.compile(  # an input longer than the context: the warmup's is a few tokens
+    r"Input length \(\d+ tokens\) exceeds the maximum allowed length|The input \(\d+ tokens\) is longer than the model's context length")
+_REQUEST_SERVED_RE = re.compile(_CLIENT_INPUT_RE.pattern + r"|\bError in request:")
 _SERVING_FRAME_RE = re.compile(
     r'^\s*File "[^"]*(?:/entrypoints/openai/serving_\w+\.py|/openai_api/adapter\.py|/bench_serving\.py)", line \d+, in (?!<module>)\w+'
     r'|^\s*File "[^"]*", line \d+, in (?:update_weights_from_\w+|init_weights_update_group|release_memory_occupation'
@@ -241,6 +241,12 @@ _SERVING_FRAME_RE = re.compile(
     # a prefill batch merged into a decode batch that was already running: two requests at once (the warmup is one
     # request, whose decode batch takes the prefill batch over instead of merging it)
     r'|^\s*File "[^"]*", line \d+, in merge_batch\s*$')
+# Of that evidence, what a multimodal model's warmup also leaves: it posts a chat completion with an image through the
+# OpenAI-compatible handlers, so its error is logged as a request's ("Error in request:") with their frames. Ready read
+# from these alone is provisional: it holds while the server lives, and is taken back when the process ends before
+# any other sign of serving or SGLang's ready line (a client's failed request does not end a server; a failed
+# warmup does).
+_WARMUP_ALIKE_RE = re.compile(r'\bError in request:|^\s*File "[^"]*(?:/entrypoints/openai/serving_\w+\.py|/openai_api/adapter\.py)"')
 
 
 # The C++ source location a compiled extension prints on the line after its exception (sgl-kernel's CUDA checks:
@@ -357,6 +363,8 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
         self._ready = False
         self._ready_line: Optional[str] = None
         self._ready_inferred = False  # ready read from a request's traces, not SGLang's ready line: the warmup's own may look so
+        self._ready_provisional = False  # ... and only from traces a multimodal warmup leaves too (_WARMUP_ALIKE_RE)
+        self._request_error: Optional[str] = None  # SGLang's "Error in request: ..." that made it so
         self._failed = False
         self._failed_at = 0
         self._fatal_line: Optional[str] = None
@@ -436,6 +444,11 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
         self.flush()
         for tb in list(self._open):
             self._close_traceback(tb)
+        if exited and self._ready_provisional:
+            # the process ended: that request was the warmup's, and SGLang's line about its error is the fatal one
+            self._revoke_ready()
+            if self._request_error:
+                self._fail(self._request_error)
         if exited and not self._ready and not self._failed:
             if self._usage_line is not None and self._fatal_tb is None and self._phase in (None, "process_started"):
                 self._argparse_line = self._usage_line
@@ -551,9 +564,11 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
             self._collect(info)
             return
         if self._ready:
-            if not (self._ready_inferred and _WARMUP_FAILED_RE.search(info.body)):
+            if self._ready_inferred and _WARMUP_FAILED_RE.search(info.body):
+                self._revoke_ready()
+            elif not self._ready_provisional:
                 return
-            self._revoke_ready()
+            # provisional: read on as before ready (tracebacks collected, other signs of serving), failing nothing
         if self._failed and self._final_state()[0]:
             self._decision = self._decide()  # the verdict can no longer change: later lines only add tracebacks
             self._frozen = True
@@ -947,20 +962,28 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
         if name == "ready":
             self._ready = True
             self._ready_line = info.msg.strip()
+            self._ready_inferred = self._ready_provisional = False
 
     def _serve(self, info: LogLine, timestamp: Any) -> None:
         """The server was serving (a line or a frame that only a client's request produces): ready, whatever follows,
-        but SGLang's own report that the warmup failed (:meth:`_revoke_ready`)."""
+        but SGLang's own report that the warmup failed (:meth:`_revoke_ready`) and, for evidence a multimodal warmup
+        also leaves, the process's end (:meth:`close`)."""
+        provisional = bool(_WARMUP_ALIKE_RE.search(info.body)) and not _CLIENT_INPUT_RE.search(info.body)
+        if self._ready:
+            self._ready_provisional = self._ready_provisional and provisional
+            return
         self._enter_phase("ready", info, timestamp)
         self._ready = True
         self._ready_line = info.msg.strip()
         self._ready_inferred = True
+        self._ready_provisional = provisional
+        self._request_error = info.body.strip() if provisional and "Error in request:" in info.body else None
 
     def _revoke_ready(self) -> None:
         """Ready was read from a request's traces, and SGLang then says its warmup failed: those traces were the
         warmup's own request (a multimodal model's warmup posts a chat completion with an image, through the
         OpenAI-compatible handlers), so the start is still going and this line fails it."""
-        self._ready = self._ready_inferred = False
+        self._ready = self._ready_inferred = self._ready_provisional = False
         self._ready_line = None
         self._seen_phases.discard("ready")
         self._phases = [entry for entry in self._phases if entry["phase"] != "ready"]
@@ -997,7 +1020,7 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
 
     def _final_state(self) -> Tuple[bool, Optional[str]]:
         """(final, pending): why a failed verdict may still change, or None."""
-        if self._ready or self._closed or self._frozen or self._argparse_line is not None:
+        if (self._ready and not self._ready_provisional) or self._closed or self._frozen or self._argparse_line is not None:
             return True, None
         if not self._failed:
             return False, None
