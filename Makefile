@@ -73,7 +73,7 @@ lint: venv ## yamllint and ansible-lint (production profile, offline)
 
 .PHONY: collection-checks
 collection-checks: venv ## antsibull-docs lint-collection-docs, antsibull-changelog lint and CHANGELOG.md current
-	antsibull-docs lint-collection-docs --plugin-docs --validate-collection-refs all .
+	tools/dev/collection-docs-lint
 	tools/dev/changelog --check
 
 .PHONY: docs
