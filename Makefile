@@ -17,12 +17,6 @@ COLLECTION_LINK := build/collections/ansible_collections/gpufleet/sglang
 # (`make molecule SCENARIOS=gateway`). docs/testing.md says why each is here.
 MOLECULE_NOT_YET :=
 SCENARIOS ?= $(filter-out $(MOLECULE_NOT_YET),$(sort $(notdir $(patsubst %/molecule.yml,%,$(wildcard molecule/*/molecule.yml)))))
-# `make test` runs the scenarios beside the unit tests, which boot lab hosts of their own on the caller's lab
-# instance (GPUFLEET_LAB_INSTANCE, often none): Molecule's lanes take instances other than the caller's, so the two
-# never share a bridge or a subnet.
-MOLECULE_FREE_INSTANCES := $(filter-out $(GPUFLEET_LAB_INSTANCE),6 7 8 9 5)
-MOLECULE_TEST_INSTANCE ?= $(word 1,$(MOLECULE_FREE_INSTANCES))
-MOLECULE_TEST_SPARE_INSTANCES ?= $(wordlist 2,5,$(MOLECULE_FREE_INSTANCES))
 
 .PHONY: help
 help: ## list the targets
@@ -50,17 +44,7 @@ test: venv ## THE test command: lint, collection checks, sanity, units, then eve
 	  echo "make test: building the prerequisites failed; the whole log is build/prerequisites.log" >&2; exit 1; \
 	fi; \
 	trap - EXIT; grep -E '^(lab|wheelhouse|sglang-cpu-venv|gateway-venv)' build/prerequisites.log || true
-	@set -m; mkdir -p build/logs; \
-	echo "make test: the Molecule scenarios run beside the unit tests, from lab instance $(MOLECULE_TEST_INSTANCE) on (output: build/logs/molecule-run.log, printed when both end)"; \
-	GPUFLEET_LAB_INSTANCE=$(MOLECULE_TEST_INSTANCE) MOLECULE_LAB_INSTANCES="$(MOLECULE_TEST_SPARE_INSTANCES)" tools/dev/molecule-run $(SCENARIOS) >build/logs/molecule-run.log 2>&1 & molecule=$$!; \
-	trap 'kill -- -$$molecule 2>/dev/null || true' EXIT; \
-	units=0; $(MAKE) --no-print-directory units || units=$$?; \
-	echo "make test: unit tests $$( ((units == 0)) && echo passed || echo FAILED); waiting for the Molecule scenarios"; \
-	scenarios=0; wait $$molecule || scenarios=$$?; trap - EXIT; \
-	cat build/logs/molecule-run.log; \
-	((units == 0)) || echo "make test: the unit tests FAILED (their output is above the Molecule scenarios')" >&2; \
-	((scenarios == 0)) || echo "make test: a Molecule scenario FAILED (see above)" >&2; \
-	((units == 0 && scenarios == 0))
+	$(MAKE) --no-print-directory units molecule
 	@echo "make test: all steps passed"
 
 .PHONY: prerequisites
