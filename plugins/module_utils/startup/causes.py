@@ -650,6 +650,12 @@ def decisive(evidence: str) -> Tuple[str, Optional[str], str]:
     return "unknown", None, HINT
 
 
+def _states_unknown(evidence: str) -> bool:
+    """Whether a rule that names no cause matched (SGLang disagreeing with itself): the evidence was read as it is, so
+    joining lines a terminal may have broken (:func:`unwrap`) must not find a cause the text as it is does not give."""
+    return any(cause == "unknown" and pattern.search(evidence) for cause, pattern, _strength in _CAUSE_RULES)
+
+
 def _line_at(text: str, index: int) -> str:
     """The whole line of ``text`` around ``index``."""
     start = text.rfind("\n", 0, index) + 1
@@ -1544,7 +1550,7 @@ def cause_in_tiers(tiers: Iterable[str], import_errors: str = "") -> Tuple[str, 
             best = (cause, line, index, strength)
         if best[3] == ROOT:
             break
-    if best is None:
+    if best is None and not any(_states_unknown(text) for text in tiers):
         unwrapped = [unwrap(text) for text in tiers]
         if unwrapped != list(tiers):
             found = cause_in_tiers(unwrapped)
