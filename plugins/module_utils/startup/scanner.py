@@ -223,9 +223,11 @@ _TRAINER_STEPS_RE = re.compile(r"^(?:Training|Train)\b[\w ]{0,30}: +\d+%\|[^|\n]
 # handler and a single prefill: the warmup runs through all of them.
 _CLIENT_INPUT_RE = re.compile(  # an input longer than the context: the warmup's is a few tokens
     r"Input length \(\d+ tokens\) exceeds the maximum allowed length|The input \(\d+ tokens\) is longer than the model's context length")
-_REQUEST_SERVED_RE = re.compile(_CLIENT_INPUT_RE.pattern + r"|\bError in request:")
+_REQUEST_ERROR = r"\bError in request:"  # SGLang's OpenAI-compatible handlers logging a request's exception
+_REQUEST_SERVED_RE = re.compile(_CLIENT_INPUT_RE.pattern + "|" + _REQUEST_ERROR)
+_OPENAI_HANDLER_FILE = r"(?:/entrypoints/openai/serving_\w+\.py|/openai_api/adapter\.py)"
 _SERVING_FRAME_RE = re.compile(
-    r'^\s*File "[^"]*(?:/entrypoints/openai/serving_\w+\.py|/openai_api/adapter\.py|/bench_serving\.py)", line \d+, in (?!<module>)\w+'
+    r'^\s*File "[^"]*(?:' + _OPENAI_HANDLER_FILE + r'|/bench_serving\.py)", line \d+, in (?!<module>)\w+'
     r'|^\s*File "[^"]*", line \d+, in (?:update_weights_from_\w+|init_weights_update_group|release_memory_occupation'
     r'|resume_memory_occupation)\s*$'
     # a request's own decoding options, which the warmup (greedy, no grammar) never sets: a grammar's matcher
@@ -246,7 +248,7 @@ _SERVING_FRAME_RE = re.compile(
 # from these alone is provisional: it holds while the server lives, and is taken back when the process ends before
 # any other sign of serving or SGLang's ready line (a client's failed request does not end a server; a failed
 # warmup does).
-_WARMUP_ALIKE_RE = re.compile(r'\bError in request:|^\s*File "[^"]*(?:/entrypoints/openai/serving_\w+\.py|/openai_api/adapter\.py)"')
+_WARMUP_ALIKE_RE = re.compile(_REQUEST_ERROR + r'|^\s*File "[^"]*' + _OPENAI_HANDLER_FILE + '"')
 
 
 # The C++ source location a compiled extension prints on the line after its exception (sgl-kernel's CUDA checks:
@@ -977,7 +979,7 @@ class StartupLogScanner:  # pylint: disable=too-many-instance-attributes,too-man
         self._ready_line = info.msg.strip()
         self._ready_inferred = True
         self._ready_provisional = provisional
-        self._request_error = info.body.strip() if provisional and "Error in request:" in info.body else None
+        self._request_error = info.body.strip() if provisional and re.search(_REQUEST_ERROR, info.body) else None
 
     def _revoke_ready(self) -> None:
         """Ready was read from a request's traces, and SGLang then says its warmup failed: those traces were the
