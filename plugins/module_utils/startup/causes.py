@@ -224,7 +224,10 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|CUDA_ERROR_NOT_(?:PERMITTED|SUPPORTED)|cudaErrorNot(?:Permitted|Supported))"), ROOT),
     ("illegal_memory_access", re.compile(
         r"an illegal memory access was encountered|cudaErrorIllegalAddress|CUDA_ERROR_ILLEGAL_ADDRESS"
-        r"|an illegal instruction was encountered|cudaErrorIllegalInstruction|misaligned address|cudaErrorMisalignedAddress",
+        r"|an illegal instruction was encountered|cudaErrorIllegalInstruction|misaligned address|cudaErrorMisalignedAddress"
+        # ROCm's runtime for the same fault (a GPU page fault: the kernel touched an address it does not own), printed
+        # by the HSA runtime itself, often glued to the progress bar of the capture it interrupted
+        r"|Memory access fault by GPU node-\d+",
         re.I), ROOT),
     ("unsupported_gpu", re.compile(
         r"no kernel image is available for execution on the device|cudaErrorNoKernelImageForDevice|hipErrorNoBinaryForGpu"
@@ -536,7 +539,8 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
     # (also as SGLang logs a request's error: the exception's text without its type, whose words are TypeError's own).
     ("package_mismatch", re.compile(
         r"(?:TypeError|Error in request): (?!(?:[\w.]*\.)?_[a-z])[^\n]*(?:got an unexpected keyword argument|missing \d+ required positional argument"
-        r"|takes \d+ positional arguments? but \d+ (?:were|was) given)|AttributeError: module '[\w.]+' has no attribute"
+        r"|takes \d+ positional arguments? but \d+ (?:were|was) given|got multiple values for argument)"
+        r"|AttributeError: module '[\w.]+' has no attribute"
         # Triton's configuration objects (triton.knobs: runtime_knobs, compilation_knobs ...) change with its version
         r"|AttributeError: '\w*knobs' object has no attribute"), HINT),
     # A kernel that takes one dtype only (AWQ's dequantize takes float16) called with the model's other one: the
@@ -551,8 +555,8 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # name undefined is an import SGLang's code lacks (a bug of that release, unknown), not a missing package
         + r"NameError: name '(?!" + _DEVICE_EXTENSIONS + r"')\w+' is not defined"), HINT),
 )
-_ARGS_FRAME_RE = re.compile(
-    r'File "[^"]*(?:server_args\.py|/arg_groups/[^"]*|server_args_config_parser\.py)"'
+_ARGS_FRAME_RE = re.compile(  # a frame of the argument checks: not server_args.py being imported (its <module> frame)
+    r'File "[^"]*(?:server_args\.py|/arg_groups/[^"]*|server_args_config_parser\.py)", line \d+, in (?!<module>)'
     r"|in (?:check_server_args|prepare_server_args|resolve_once|run_resolution_pipeline)\b"
 )
 _ARGS_EXC_RE = re.compile(r"^(?:ValueError|AssertionError|NotImplementedError|TypeError)\b")
@@ -598,7 +602,7 @@ _UNDEFINED_NAME_HINT = (
     "SGLang release pins, with the extra that brings it (sglang_install role), or upgrade to a release that no longer "
     "needs it; serving without the feature (another quantization) confirms it.")
 _SIGNATURE_RE = re.compile(r"got an unexpected keyword argument|missing \d+ required positional argument"
-                           r"|takes \d+ positional arguments? but \d+ (?:were|was) given")
+                           r"|takes \d+ positional arguments? but \d+ (?:were|was) given|got multiple values for argument")
 _SHAPE_RE = re.compile(r"must match the size of tensor|shapes cannot be multiplied|size mismatch|shape mismatch", re.I)
 _TORCH_COMPILE_RE = re.compile(r"torch/_(?:dynamo|inductor)/|torch\._dynamo|BackendCompilerFailed|fall back to eager")
 
@@ -682,7 +686,7 @@ _ECHO_RE = re.compile(r"^(?:\[[^\]]*\] )?server_args=|launch_server |sglang serv
 # a log: progress, phases, requests) to a few substring searches (tests hold the gate equal to the rules on real logs).
 _NOTABLE_WORDS = (
     "status=2", "failed at step", "environment files", "task:", "failed to set up", "credentials", "locate executable",
-    "unit file", "fatal error", "'resources'", "not absolute", "errno", "permission denied", "eacces", "in use",
+    "unit file", "fatal error", "memory access fault", "'resources'", "not absolute", "errno", "permission denied", "eacces", "in use",
     "eaddrinuse", "not available", "used by a process", "driver", "compatib", "undefined symbol", "ninja", "no such file",
     "not found", "find", "cuda_home", "nvcc", "libnvrtc", "compiler", "illegal", "misaligned", "kernel image", "binaryforgpu",
     "supported", "invalid device", "invaliddevice", "require", "capabilit", "or newer", "or later", "or above", "common_ops",
