@@ -120,7 +120,7 @@ _DTYPE_ASSERT = (r"assert [^\n]*\.dtype\s*(?:==|!=|in\b|is\b)\s*[^\n]*\b(?:torch
 _QUANT_DTYPE = r"(?P<got>[\w.]+) is not supported for quantization method (?P<method>[\w-]+)\.?\s+Supported dtypes: (?P<ok>\[[^\]\n]*\])"
 # torch (through the CUDA runtime) sees no GPU at all
 _NO_GPU_SEEN = (r"No accelerator \((?:CUDA|XPU|HPU|NPU|MUSA|MPS)[^)\n]*\) (?:or platform plugin )?is available"
-                r"|No CUDA GPUs are available")
+                r"|No (?:CUDA|HIP) GPUs are available")
 _KERNEL_HEAD_ASSERT = r"assert (?:L[qkv]|head_?(?:dim|size)\w*|\w*_head_dim) in [\[{(]\d" + _BARE_ASSERT_END
 _NO_QUANT_METHOD_ASSERT = r"assert (?:self\.)?quant_method is not None" + _BARE_ASSERT_END
 
@@ -445,6 +445,8 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|wait timeout after \d+ms, keys:"
         # Mooncake's KV transfer engine (PD disaggregation) could not set up its RDMA transport between the nodes
         r"|Transfer Engine initialization failed|please check your GID index"
+        # ... or could not open its TCP transport's socket: an address family the node has switched off (IPv6)
+        r"|transfer_engine\.py\", line \d+, in initialize\n(?:[^\n]*\n){0,4}?[^\n]*Address family not supported by protocol"
         # Gloo told to use a network interface this node has no address on (GLOO_SOCKET_IFNAME)
         r"|Unable to find address for: \S+|gloo/transport/tcp/device\.cc:\d+\] ifa != nullptr"
         # DeepEP's buffer sets up NVSHMEM across the ranks (and nodes): a failure there is the ranks not meeting
@@ -508,6 +510,8 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"is not a local folder and is not a valid model identifier|RepositoryNotFoundError|GatedRepoError"
         r"|RevisionNotFoundError|EntryNotFoundError|HFValidationError|Repository Not Found for url|Cannot access gated repo"
         r"|\b(?:401|403|404) Client Error|does not appear to have a file named|Can't load (?:the )?(?:config|tokenizer|configuration)"
+        # the model's loader found the checkpoint short of weights it needs (SGLang's own check after loading)
+        r"|load_weights failed because some weights are missing"
         r"|OfflineModeIsEnabled|couldn't connect to 'https://huggingface\.co'|You must be authenticated to access it"
         r"|(?:No such file or directory|FileNotFoundError)[^\n]{0,160}(?:config\.json|\.safetensors|tokenizer)"
         # the model path names a file that is no model directory (a raw .pth/.pt/.bin checkpoint): transformers reads
@@ -686,7 +690,8 @@ _ECHO_RE = re.compile(r"^(?:\[[^\]]*\] )?server_args=|launch_server |sglang serv
 # a log: progress, phases, requests) to a few substring searches (tests hold the gate equal to the rules on real logs).
 _NOTABLE_WORDS = (
     "status=2", "failed at step", "environment files", "task:", "failed to set up", "credentials", "locate executable",
-    "unit file", "fatal error", "memory access fault", "'resources'", "not absolute", "errno", "permission denied", "eacces", "in use",
+    "unit file", "fatal error", "memory access fault", "gpus are available", "weights are missing",
+    "address family not supported", "'resources'", "not absolute", "errno", "permission denied", "eacces", "in use",
     "eaddrinuse", "not available", "used by a process", "driver", "compatib", "undefined symbol", "ninja", "no such file",
     "not found", "find", "cuda_home", "nvcc", "libnvrtc", "compiler", "illegal", "misaligned", "kernel image", "binaryforgpu",
     "supported", "invalid device", "invaliddevice", "require", "capabilit", "or newer", "or later", "or above", "common_ops",
@@ -1320,6 +1325,11 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "NCCL_SOCKET_IFNAME, names an interface of another node, or one that is down here): set both in "
           "sglang_server_env to the interface that carries dist_init_addr's network on every node (ip -br addr), "
           "per host where the names differ.")),
+        (lambda message, evidence: "Address family not supported by protocol" in evidence and "transfer_engine" in evidence,
+         ("Mooncake's transfer engine (the KV transfer of PD disaggregation) could not open its TCP transport's socket: "
+          "the address family it asked for is switched off on this node (with MC_FORCE_TCP it binds IPv6 unless told "
+          "otherwise, and the node has IPv6 disabled). Set MC_TCP_BIND_ADDRESS in sglang_server_env to the node's IPv4 "
+          "address on every node (per host), or enable IPv6, then restart.")),
         (lambda message, evidence: "Transfer Engine initialization failed" in evidence or "GID index" in evidence,
          ("Mooncake's transfer engine (the KV transfer of PD disaggregation) could not set up RDMA: it found no usable "
           "GID on a device (RoCE needs the right GID index) or could not open a device. Set MC_GID_INDEX in "
@@ -1390,6 +1400,12 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "system (HGX, DGX, GB200) the NVIDIA fabric manager must run and be of the driver's exact version "
           "(systemctl status nvidia-fabricmanager; the nvidia_driver role installs the pair); elsewhere check that the "
           "driver supports this CUDA build (nvidia-smi) and that the GPUs are visible to the unit, then restart.")),
+        (lambda message, evidence: "No HIP GPUs are available" in evidence,
+         ("torch, through ROCm's HIP runtime, sees no GPU at all: the amdgpu driver is not loaded or its devices are not "
+          "reachable from the unit. Check rocm-smi (or amd-smi) on the host, that HIP_VISIBLE_DEVICES and "
+          "CUDA_VISIBLE_DEVICES in sglang_server_env are not empty or wrong, and in a container that /dev/kfd and /dev/dri "
+          "are passed in; torch's earlier \"Can't initialize amdsmi\" warning says the same. python -c 'import torch; "
+          "print(torch.cuda.is_available())' in the SGLang venv must print True.")),
         (lambda message, evidence: bool(_NO_GPU_SEEN_RE.search(evidence)),
          ("torch, through the CUDA runtime, sees no GPU at all: the driver is not loaded or not reachable from the unit. "
           "Check nvidia-smi on the host (the nvidia_driver role), that CUDA_VISIBLE_DEVICES in sglang_server_env is not "
@@ -1436,6 +1452,12 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "transformers read it as the model's JSON config and could not. Point model_path at a Hugging Face model "
           "directory (config.json, tokenizer files and safetensors weights), converting the checkpoint with its "
           "project's own script first if it was saved as a bare state dict.")),
+        (lambda message, evidence: "some weights are missing" in evidence,
+         ("The model's loader found the checkpoint short of weights it needs (SGLang's check after loading names them): "
+          "the model directory on this host is incomplete (an interrupted download or copy: shards missing or cut). "
+          "Compare it with the checkpoint's index (model.safetensors.index.json) and fetch it again (the model_cache role "
+          "verifies what it fetched); the same model_path and flags serving on another host points at this host's "
+          "copy.")),
         (lambda message, evidence: bool(re.search(_BROKEN_CHECKPOINT[1:], evidence)),
          ("A file of the checkpoint is there but empty or cut (its index JSON does not parse, or a safetensors header "
           "does not deserialise): an interrupted download or a full disk. Delete the model's files and fetch them again "
