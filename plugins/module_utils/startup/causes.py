@@ -545,6 +545,8 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"(?:TypeError|Error in request): (?!(?:[\w.]*\.)?_[a-z])[^\n]*(?:got an unexpected keyword argument|missing \d+ required positional argument"
         r"|takes \d+ positional arguments? but \d+ (?:were|was) given|got multiple values for argument)"
         r"|AttributeError: module '[\w.]+' has no attribute"
+        # ... or a class of it lacking a member this SGLang reads (an enum of an older compressed-tensors)
+        r"|AttributeError: type object '\w+' has no attribute"
         # Triton's configuration objects (triton.knobs: runtime_knobs, compilation_knobs ...) change with its version
         r"|AttributeError: '\w*knobs' object has no attribute"), HINT),
     # A kernel that takes one dtype only (AWQ's dequantize takes float16) called with the model's other one: the
