@@ -35,8 +35,10 @@ IMPORT_TIME_SIGNATURE = (
     "TypeError: AutoImageProcessor.register() got multiple values for argument 'exist_ok'")
 
 
-@pytest.mark.parametrize("text", [FAULT, BAR + "\r" + FAULT, BAR + FAULT,
-                                  "Memory access fault by GPU node-2 (Agent handle: 0x55d1) on address 0x7f00. Reason: Page not present or supervisor privilege."])
+@pytest.mark.parametrize("text", [
+    FAULT, BAR + "\r" + FAULT, BAR + FAULT,
+    "Memory access fault by GPU node-2 (Agent handle: 0x55d1) on address 0x7f00. Reason: Page not present or supervisor privilege.",
+])
 def test_rocm_s_memory_access_fault_is_an_illegal_memory_access(text):
     assert classify(text) == "illegal_memory_access"
     assert is_notable(text)
