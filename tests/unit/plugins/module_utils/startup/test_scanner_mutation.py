@@ -18,6 +18,8 @@ INNER = '  File "/srv/sglang/srt/managers/scheduler.py", line 310, in run'  # no
 CODE = "    run_scheduler()"
 PROGRESS = "Loading safetensors checkpoint shards:   0% Completed | 0/2 [00:00<?, ?it/s]"  # a line no traceback holds
 UNIT = "sglang.service: "
+EXIT = UNIT + "Main process exited, code=exited, status=1/FAILURE"
+NO_HEADER = "(the log holds no 'Traceback (most recent call last):' line above this)"  # a headerless traceback's first line
 
 
 def scanner_fed(*lines, **kwargs):
@@ -340,7 +342,7 @@ def test_a_code_line_that_looked_like_an_exception_gives_way_to_the_next_frame()
     lines = ['File "/srv/sglang/launch_server.py", line 3, in <module>', "Result: int = compute()",
              'File "/srv/sglang/srt/compute.py", line 9, in compute', "load()"]
     result = scan_startup_log("\n".join(lines), ended=True)
-    assert result["tracebacks"] == ["\n".join(["(the log holds no 'Traceback (most recent call last):' line above this)"] + lines)]
+    assert result["tracebacks"] == ["\n".join([NO_HEADER] + lines)]
     assert result["error_message"] != "Result: int = compute()"
 
 
@@ -376,7 +378,7 @@ def test_a_faulthandler_dump_ends_at_its_own_lines():
              "ValueError: later"]
     result = scan_startup_log("\n".join(lines), ended=True)
     assert result["tracebacks"][0] == "\n".join(
-        ["(the log holds no 'Traceback (most recent call last):' line above this)", lines[3]])
+        [NO_HEADER, lines[3]])
 
 
 def test_a_progress_line_between_frames_is_not_part_of_the_traceback():
@@ -479,7 +481,7 @@ def test_a_frame_of_another_process_after_an_exception_starts_its_own_traceback(
         scanner.feed_entry(message, sender, "python3", 1.0 + number)
     result = scanner.result()
     assert result["tracebacks_seen"] == 2
-    assert result["traceback"] == "\n".join(["(the log holds no 'Traceback (most recent call last):' line above this)", TOP, CODE])
+    assert result["traceback"] == "\n".join([NO_HEADER, TOP, CODE])
 
 
 def test_a_record_in_an_exception_s_tail_ends_it_whatever_its_rank():
@@ -608,7 +610,7 @@ def test_a_warmup_alike_trace_without_sglang_s_request_error_leaves_the_fatal_li
     frame = '  File "/srv/sglang/srt/entrypoints/openai/serving_chat.py", line 80, in handle_request'
     scanner = scanner_fed("Uvicorn running on http://0.0.0.0:30000", HEADER, frame, CODE, "ValueError: image")
     assert scanner.result()["outcome"] == "ready"
-    scanner.feed(UNIT + "Main process exited, code=exited, status=1/FAILURE")
+    scanner.feed(EXIT)
     scanner.close()
     result = scanner.result()
     assert result["outcome"] == "failed"
@@ -650,7 +652,7 @@ def test_a_frozen_verdict_keeps_its_cause_while_later_tracebacks_are_collected()
 def test_a_frozen_verdict_still_collects_headerless_tracebacks():
     scanner = scanner_fed(HEADER, TOP, CODE, "RuntimeError: stop", "[2026-01-01 00:00:00] INFO next", INNER, CODE, "ValueError: late")
     assert scanner.result()["tracebacks"][1] == "\n".join(
-        ["(the log holds no 'Traceback (most recent call last):' line above this)", INNER, CODE, "ValueError: late"])
+        [NO_HEADER, INNER, CODE, "ValueError: late"])
 
 
 def test_a_marker_with_a_traceback_still_open_waits_for_it():
@@ -667,7 +669,7 @@ def test_a_decisive_record_is_the_fatal_line_when_sglang_printed_no_other():
 
 
 def test_a_plain_line_is_not_taken_for_an_exception():
-    result = scanner_fed("some plain words", UNIT + "Main process exited, code=exited, status=1/FAILURE").result()
+    result = scanner_fed("some plain words", EXIT).result()
     assert result["error_message"] == "sglang.service: Main process exited, code=exited, status=1/FAILURE"
 
 
@@ -703,9 +705,6 @@ def test_a_journal_message_with_html_entities_is_read_as_the_program_wrote_it():
 
 
 # ----------------------------------------------------------------------------------------------- lines a terminal broke
-EXIT = UNIT + "Main process exited, code=exited, status=1/FAILURE"
-
-
 def _padded(text, width, at):
     """``text`` made ``width`` characters long by x's inserted at ``at``."""
     return text[:at] + "x" * (width - len(text)) + text[at:]
