@@ -250,6 +250,10 @@ def test_the_corpus_is_whole_and_sourced():
         sources = handle.read()
     for name in files:
         assert name in sources, name
+    table = {cells[0]: cells[1:3] for cells in (line.split(" | ") for line in sources.splitlines())
+             if cells[0].startswith("| ") and cells[0].endswith(".log")}
+    for row in ROWS:  # the Files table names each file's split and cause as corpus.json does
+        assert table["| " + row["file"]] == [row["split"], row["cause"]], row["file"]
     for row in ROWS:
         assert row["cause"] in CAUSES + SUCCESS and row["split"] in SPLITS
         assert (row["outcome"] in SUCCESS) == (row["cause"] in SUCCESS)
