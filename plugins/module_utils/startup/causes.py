@@ -56,6 +56,20 @@ CAUSES = (
 # The torch extensions of accelerators other than CUDA (Ascend, Cambricon, Moore Threads, Intel, Gaudi).
 _DEVICE_EXTENSIONS = r"(?:torch_npu|torch_mlu|torch_musa|intel_extension_for_pytorch|ipex|habana_frameworks|torch_gcu)"
 
+# A KV transfer engine of PD disaggregation refusing to register GPU memory for RDMA: SGLang's Mooncake wrapper, NIXL's
+# agent and its GPUNetIO backend.
+_KV_REGISTRATION_FAILED = (r"Mooncake memory registration failed|\bregisterMem: registration failed"
+                           r"|Can't register memory for unknown device")
+# A feature that does not run under a kind of parallelism ("Prequant BitsAndBytes models with TP is not supported.").
+_PARALLELISM_UNSUPPORTED = (r"\b(?:with|under|when using) (?:TP|PP|DP|EP|(?:tensor|pipeline|data|expert)[ _]parallel\w*)"
+                            r"(?: ?> ?1)? (?:is|are) not supported\b")
+# The torch.distributed backend left unset for a device value that names none of the device types SGLang knows, in the
+# words of Python 3.10 and of 3.11 and later.
+_BACKEND_UNSET = (r"local variable 'backend' referenced before assignment"
+                  r"|cannot access local variable 'backend' where it is not associated with a value")
+# A device value with an index, in server_args' repr or on the command line ("device='cuda:7'", "--device cuda:7").
+_INDEXED_DEVICE_RE = re.compile(r"\bdevice(?:='|\s+|=)(?P<device>[a-z]+:\d+)\b")
+
 # A layer of the model without the part that code walking the layers reads (its attention module, its self_attn).
 _LAYER_LACKS = r"\bNo (?P<part>\w+) attribute in (?:the )?layer type <class '(?:[\w.]*\.)?(?P<layer>\w+)'>"
 
@@ -165,7 +179,10 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # SGLang's own argument checks refusing a value that names a file that is not there ("channel mask file not
         # found at '...'. Set 'channel_mask_path' in --double-sparsity-config to a readable file.")
         r"|in check_server_args\n(?:[^\n]*\n){0,12}?[\w.]*(?:Error|Exception|Missing)\w*: [^\n]*"
-        r"(?:not found|does not exist|No such file)[^\n]*--[a-z][\w-]*"), ROOT),
+        r"(?:not found|does not exist|No such file)[^\n]*--[a-z][\w-]*"
+        # a device SGLang's distributed set-up picks no backend for ("cuda:7": it takes a device type, not one GPU), which
+        # it meets with its backend variable unset
+        r"|" + _BACKEND_UNSET), ROOT),
     ("systemd_unit_error", re.compile(
         r"status=2(?:[0-3]\d|4[0-3])/[A-Z_]+|Failed at step \w+ spawning|Failed to load environment files"
         r"|Failed to (?:run|spawn) '\w+' task|Failed to set up (?:mount namespacing|credentials|standard|special|network)"
@@ -349,6 +366,8 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # a feature that says it does not work with another setting, naming it ("... is not compatible with radix cache
         # when using --mamba-scheduler-strategy no_buffer"), or a page size one component needs and another changed
         r"|\bis not compatible with\b[^\n]*--[a-z][\w-]+|\bpage[_ ]size must be \d+ for\b"
+        # ... or a kind of parallelism it does not run under ("Prequant BitsAndBytes models with TP is not supported.")
+        r"|" + _PARALLELISM_UNSUPPORTED +
         # the model's dtype against what a quantization method or a code path takes
         r"|" + _QUANT_DTYPE + r"|" + _DTYPE_ASSERT, re.I), ROOT),
     # LoRA wrapping a layer that does not hold the weights LoRA reads (a MoE runner backend or quantization that keeps
@@ -406,7 +425,7 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # SGLang's own refusal when the weights leave no room for the KV cache, across releases' phrasings ("Loaded
         # weights leave no GPU memory for the KV cache under --mem-fraction-static=0.88", "not enough memory for the KV
         # cache", "insufficient GPU memory for KV cache", "available memory for KV cache is negative")
-        r"|\bleaves? no (?:free |available )?(?:GPU )?memory (?:left )?for (?:the )?KV[ _-]?cache"
+        r"|\bleaves? no (?:free |available )?(?:GPU )?(?:memory|room) (?:left )?for (?:the )?(?:full )?KV[ _-]?(?:cache|pool)"
         r"|(?:not enough|insufficient|no) (?:free |available )?(?:GPU )?memory (?:left )?(?:for|to allocate) (?:the )?KV[ _-]?cache"
         r"|(?:available|free|remaining) (?:GPU )?memory for (?:the )?KV[ _-]?cache (?:is|=) ?(?:negative|-\d|0(?:\.0+)? ?GB)"
         # NCCL's own allocation of its buffers on the GPU failed (a memory fraction that leaves NCCL no room)
@@ -445,6 +464,8 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|wait timeout after \d+ms, keys:"
         # Mooncake's KV transfer engine (PD disaggregation) could not set up its RDMA transport between the nodes
         r"|Transfer Engine initialization failed|please check your GID index"
+        # ... or could not register the GPU memory of the KV cache with the NIC (Mooncake's or NIXL's own words)
+        r"|" + _KV_REGISTRATION_FAILED +
         # ... or could not open its TCP transport's socket: an address family the node has switched off (IPv6)
         r"|transfer_engine\.py\", line \d+, in initialize\n(?:[^\n]*\n){0,4}?[^\n]*Address family not supported by protocol"
         # Gloo told to use a network interface this node has no address on (GLOO_SOCKET_IFNAME)
@@ -729,7 +750,7 @@ _NOTABLE_WORDS = (
     "supported dtypes", ".dtype", "code=137", "status 137", "killed signal", "kernel config", "aclopkernelinit",
     "running arch",
     "out_of_device_memory", "find address", "ifa != nullptr", "no accelerator", "no cuda gpus", "layer type", "tma descriptor",
-    "cutensormapencode",
+    "cutensormapencode", "registration failed", "register memory", "variable 'backend'", "kv pool",
 )
 
 
@@ -874,6 +895,12 @@ def _hint_invalid_arguments(message: str, phase: Optional[str], evidence: str) -
         return ("The log level is not one the server's logging knows: uvicorn takes only lower-case names, so set log_level "
                 "(and log_level_http) in sglang_server_args to debug, info, warning, error or critical (info, not INFO). "
                 "A warmup that found nothing listening is only a consequence: the HTTP server never started.")
+    if re.search(_BACKEND_UNSET, message) or re.search(_BACKEND_UNSET, evidence):
+        indexed = _INDEXED_DEVICE_RE.search(evidence)
+        named = f"device is {indexed.group('device')}, but it" if indexed else "device"
+        return (f"SGLang's {named} takes a device type (cuda, xpu, npu, hpu, cpu), not one device with its index: its "
+                "distributed set-up found no backend for the value and stopped. Set device to the type (or leave it out) "
+                "and choose the GPUs with CUDA_VISIBLE_DEVICES in sglang_server_env, or base_gpu_id in sglang_server_args.")
     unknown_value = re.search(r"\bUnknown (?P<what>[\w-]+(?: [\w-]+)? (?:algorithm|backend|parser|method|strategy|mode))"
                               r"(?: name)?: ['\"]?(?P<value>[\w.-]+)", message)
     if unknown_value:
@@ -994,7 +1021,8 @@ def _hint_parallelism(message: str, phase: Optional[str], evidence: str) -> Opti
             "and keep attn_dp_size / ep_size within tp_size.")
 
 
-_KV_ROOM_RE = re.compile(r"(?:no|not enough|insufficient) (?:free |available )?(?:GPU )?memory (?:left )?(?:for|to allocate) (?:the )?KV[ _-]?cache"
+_KV_ROOM_RE = re.compile(r"(?:no|not enough|insufficient) (?:free |available )?(?:GPU )?(?:memory|room) (?:left )?(?:for|to allocate) "
+                         r"(?:the )?(?:full )?KV[ _-]?(?:cache|pool)"
                          r"|memory for (?:the )?KV[ _-]?cache (?:is|=) ?(?:negative|-\d|0(?:\.0+)? ?GB)", re.I)
 
 
@@ -1332,6 +1360,13 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "the address family it asked for is switched off on this node (with MC_FORCE_TCP it binds IPv6 unless told "
           "otherwise, and the node has IPv6 disabled). Set MC_TCP_BIND_ADDRESS in sglang_server_env to the node's IPv4 "
           "address on every node (per host), or enable IPv6, then restart.")),
+        (lambda message, evidence: bool(re.search(_KV_REGISTRATION_FAILED, evidence)),
+         ("The KV transfer engine of PD disaggregation (Mooncake or NIXL) could not register the KV cache's GPU memory "
+          "with the NIC for RDMA: GPUDirect RDMA does not work for this process. Load nvidia_peermem (or use a driver "
+          "and kernel with dma-buf), let the unit pin memory (LimitMEMLOCK=infinity), and do not set "
+          "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True in sglang_server_env (memory allocated so cannot be "
+          "registered; removing it was the confirmed fix in kvcache-ai/Mooncake #351); for NIXL, use a backend that "
+          "sees the GPU (UCX built with CUDA). Mooncake's transfer_engine_bench with GPU memory confirms it.")),
         (lambda message, evidence: "Transfer Engine initialization failed" in evidence or "GID index" in evidence,
          ("Mooncake's transfer engine (the KV transfer of PD disaggregation) could not set up RDMA: it found no usable "
           "GID on a device (RoCE needs the right GID index) or could not open a device. Set MC_GID_INDEX in "
@@ -1478,6 +1513,11 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "role installs the set together), or upgrade SGLang to a release made for that transformers.")),
     ),
     "incompatible_arguments": (
+        (lambda message, evidence: bool(re.search(_PARALLELISM_UNSUPPORTED, message, re.I)),
+         ("The model or a setting (its quantization, a feature) does not run under the kind of parallelism that "
+          "error_message names: split the model another way (pp_size instead of tp_size when the message says so, "
+          "with the same number of GPUs), or use a checkpoint or setting that supports it (another quantization, "
+          "tp_size: 1 on a GPU large enough).")),
         (lambda message, evidence: bool(_PARSER_TOKEN_RE.search(message) or _PARSER_TOKEN_RE.search(evidence)),
          ("The reasoning_parser (or tool_call_parser) in sglang_server_args expects a special token that this model's "
           "tokenizer does not have as one token: the parser is not the one for this model. Set the parser made for this "
