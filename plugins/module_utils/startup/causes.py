@@ -254,7 +254,7 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # ... or by the architecture's name (SGLang's backend checks: "The 'fa3' backend is not supported on Blackwell
         # GPUs"; "only available on Hopper", "not supported on SM120", "requires an NVIDIA Hopper GPU", AMD's gfx/MI names)
         r"|(?:not (?:supported|available)|unsupported) (?:on|for) (?:the )?" + _ARCH_NAMES + r"\b"
-        r"|only (?:supported|available) on (?:the )?" + _ARCH_NAMES + r"\b"
+        r"|(?:only (?:supported|available)|(?:supported|available) only) on (?:NVIDIA |AMD )?(?:the )?" + _ARCH_NAMES + r"\b"
         # ... or a kernel that on these architectures takes only some data types ("FlashAttention on Ampere/Ada cards
         # only supports fp16 and bf16 data type": an fp8 KV cache there)
         r"|\bon " + _ARCH_NAMES + r"(?:/" + _ARCH_NAMES + r")*(?: cards| GPUs?| devices)? only(?:\s+supports?\b|[ \t]*(?:\n|$))"
@@ -427,6 +427,9 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # cache", "insufficient GPU memory for KV cache", "available memory for KV cache is negative")
         r"|\bleaves? no (?:free |available )?(?:GPU )?(?:memory|room) (?:left )?for (?:the )?(?:full )?KV[ _-]?(?:cache|pool)"
         r"|(?:not enough|insufficient|no) (?:free |available )?(?:GPU )?memory (?:left )?(?:for|to allocate) (?:the )?KV[ _-]?cache"
+        # ... or for the state cache of a hybrid (linear-attention) model ("Not enough space for mamba cache, try to
+        # increase --mamba-full-memory-ratio")
+        r"|Not enough (?:space|memory) for (?:the )?(?:mamba|state|ssm|linear[ _]attention) cache"
         r"|(?:available|free|remaining) (?:GPU )?memory for (?:the )?KV[ _-]?cache (?:is|=) ?(?:negative|-\d|0(?:\.0+)? ?GB)"
         # NCCL's own allocation of its buffers on the GPU failed (a memory fraction that leaves NCCL no room)
         r"|Failed to CUDA (?:calloc|malloc|host alloc)\w* \d+ bytes|NCCL WARN Cuda failure 'out of memory'"
@@ -440,7 +443,7 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"(?:\b|= ?)\d+,? is not divisible by " + _DIVISOR_NAME + r"\d+|(?:tp_size|tensor[_ -]parallel(?:[_ ]size)?|pp_size"
         r"|pipeline[_ ]parallel(?:[_ ]size)?|dp_size|attn_dp_size|moe_dp_size|ep_size|attn_cp_size|world[_ ]size"
         r"|number of nodes|nnodes)[^\n]{0,80}(?:divisible|must be (?:equal|a multiple|less|greater)|does not match|mismatch)"
-        r"|divisible by (?:the )?(?:tensor parallel|tp|world)|invalid device ordinal|hipErrorInvalidDevice\b"
+        r"|divisible by (?:the )?(?:attn |attention |moe )?(?:tensor parallel|tp|world)|invalid device ordinal|hipErrorInvalidDevice\b"
         # a bare assertion in model code that the heads (experts, ...) split evenly over the TP ranks
         r"|assert [^\n]*%\s*(?:self\.)?\w*(?:tp|tensor_model_parallel|tensor_parallel|world)_?(?:size|world_size)\w*(?:\(\))?\)?\s*==\s*0"
         # a message that states the divisibility it wants, the TP (or EP) size in it ("(moe_intermediate_size=... /
@@ -597,6 +600,14 @@ _ARGS_MSG_RE = re.compile("|".join((
     # a setting that contradicts what the checkpoint's own config says (its quantization method)
     r"specified in the model config \([\w-]+\) does not match",
 )))
+# Any other refusal that names an option in the CLI's dashed form ("--enable-kv-cache-sharding does not support session
+# radix cache yet", "DeepSeek V3.2 prefill CP does not support --cp-strategy zigzag"): the words SGLang's argument checks
+# use, read only where nothing more specific matched, and only as a sign (a warning can say the same).
+_ARGS_REFUSAL_RE = re.compile(
+    r"--[a-z][\w-]+\b[^\n]{0,160}?\b(?:does not (?:yet )?support|doesn't support|requires?|(?:is|are) not (?:yet )?"
+    r"(?:compatible|supported|allowed)|only supports?|can only be|cannot (?:be|exceed)|must be|is only)\b"
+    r"|\b(?:does not (?:yet )?support|doesn't support|requires?|not (?:yet )?compatible with|only supports?|only works with)"
+    r"\b[^\n]{0,120}?--[a-z][\w-]+")
 _WARMUP_RE = re.compile(
     r"warmup error|_wait_and_warmup|_execute_server_warmup"
     # the diffusion server's warmup waits for its own /health first (multimodal_gen's http_server)
@@ -675,6 +686,9 @@ def decisive(evidence: str) -> Tuple[str, Optional[str], str]:
         for line in evidence.splitlines():
             if _ARGS_EXC_RE.match(line):
                 return "incompatible_arguments", line, HINT
+    match = _ARGS_REFUSAL_RE.search(evidence)
+    if match:
+        return "incompatible_arguments", _line_at(evidence, match.start()), HINT
     match = _WARMUP_RE.search(evidence)
     if match:
         return "warmup_failed", _line_at(evidence, match.start()), SURFACE
@@ -1037,6 +1051,10 @@ def _hint_oom(message: str, phase: Optional[str], evidence: str) -> Optional[str
         return ("NCCL could not allocate its buffers on the GPU: mem_fraction_static leaves too little GPU memory outside "
                 "SGLang's own pools (NCCL, CUDA graphs and activations need it): lower mem_fraction_static (e.g. from 0.95 "
                 "to 0.85) in sglang_server_args, and check that no other process holds GPU memory (nvidia-smi).")
+    if re.search(r"Not enough (?:space|memory) for (?:the )?(?:mamba|state|ssm|linear[ _]attention) cache", evidence, re.I):
+        return ("The state cache of this hybrid (linear-attention) model got too little of the memory SGLang keeps for its "
+                "pools: raise mamba_full_memory_ratio or max_mamba_cache_size as the message says, or mem_fraction_static, "
+                "or lower max_running_requests (each running request holds a state slot).")
     if ("Not enough memory" in message or "larger than the profiled value" in evidence or "increase --mem-fraction-static" in evidence
             or _KV_ROOM_RE.search(message) or _KV_ROOM_RE.search(evidence)):
         return ("The weights fit but no GPU memory is left for the KV cache: raise mem_fraction_static (e.g. by 0.05, or to "

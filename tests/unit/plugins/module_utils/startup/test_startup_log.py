@@ -443,8 +443,9 @@ def test_parse_line(line, msg, pid, tags, body):
     ("zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:30001')", "port_in_use"),
     ("ValueError: The checkpoint you are trying to load has model type `kimi_k3` but Transformers does not recognize this architecture.",
      "unsupported_model_architecture"),
+    # two options named in the CLI's dashed form and refused together: the argument checks' words, even without their frame
     ("ValueError: --dp-size 2 with --attn-dp-size 2: data-parallel replicas combined with attention data parallelism are not supported.",
-     "unknown"),
+     "incompatible_arguments"),
     ('File "/v/sglang/srt/arg_groups/pd_disaggregation_hook.py", line 9, in handle_encoder_disaggregation\n'
      "ValueError: Cannot set --encoder-only and --language-only together", "incompatible_arguments"),
     ("AssertionError: ep_size * moe_dp_size must be less than or equal to tp_size", "parallelism_mismatch"),
