@@ -63,6 +63,9 @@ _KV_REGISTRATION_FAILED = (r"Mooncake memory registration failed|\bregisterMem: 
 # A feature that does not run under a kind of parallelism ("Prequant BitsAndBytes models with TP is not supported.").
 _PARALLELISM_UNSUPPORTED = (r"\b(?:with|under|when using) (?:TP|PP|DP|EP|(?:tensor|pipeline|data|expert)[ _]parallel\w*)"
                             r"(?: ?> ?1)? (?:is|are) not supported\b")
+# A kernel that takes 16-bit data only, in its own words.
+_HALF_ONLY = (r"\bonly supports? (?:fp16|float16|half|bf16|bfloat16) (?:and|or|/) (?:fp16|float16|half|bf16|bfloat16)"
+              r"(?: data ?types?| dtypes?)?\b")
 # The torch.distributed backend left unset for a device value that names none of the device types SGLang knows, in the
 # words of Python 3.10 and of 3.11 and later.
 _BACKEND_UNSET = (r"local variable 'backend' referenced before assignment"
@@ -576,6 +579,9 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
     # A kernel that takes one dtype only (AWQ's dequantize takes float16) called with the model's other one: the
     # dtype chosen does not fit the quantization. A sign: a dtype error can also be a bug of one kernel.
     ("incompatible_arguments", re.compile(r"expected scalar type (?:Half|BFloat16) but found (?:BFloat16|Half)"), HINT),
+    # ... or a kernel that says it takes 16-bit data only ("FlashAttention only support fp16 and bf16 data type"), met
+    # with an 8-bit KV cache: the attention backend and kv_cache_dtype do not fit (the capture is only where it ran first)
+    ("incompatible_arguments", re.compile(_HALF_ONLY), HINT),
     # A name SGLang imports from an optional dependency (vLLM's Marlin checks on 0.4.x, guarded by try/except
     # ImportError) is undefined when it runs: the dependency the feature needs is not installed. A sign, not a
     # statement: a NameError in an installed package's own code, never in a user's script.
@@ -1531,6 +1537,11 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "role installs the set together), or upgrade SGLang to a release made for that transformers.")),
     ),
     "incompatible_arguments": (
+        (lambda message, evidence: bool(re.search(_HALF_ONLY, evidence)),
+         ("A kernel on this path takes 16-bit data only (error_message) and was handed another type: most often an 8-bit "
+          "KV cache (kv_cache_dtype fp8_e4m3/fp8_e5m2) with an attention backend whose kernels have no fp8 path. Set "
+          "kv_cache_dtype: auto in sglang_server_args, or choose an attention_backend that reads an fp8 KV cache on this "
+          "GPU; the CUDA graph capture is only where the kernel ran first.")),
         (lambda message, evidence: bool(re.search(_PARALLELISM_UNSUPPORTED, message, re.I)),
          ("The model or a setting (its quantization, a feature) does not run under the kind of parallelism that "
           "error_message names: split the model another way (pp_size instead of tp_size when the message says so, "

@@ -44,8 +44,8 @@ NVRM = "NVRM: Check failed: Out of memory [NV_ERR_NO_MEMORY] @ mem_desc.c:1359"
     ("INFO: flashinfer-python is installed with version 0.5.3", "unknown"),
     (HALF_ONLY, "unsupported_gpu"),
     ("ValueError: The fa3 backend on Hopper only", "unsupported_gpu"),
-    # a dtype sentence without an architecture is not the GPU's
-    ("ValueError: this kernel only supports fp16 and bf16 data type", "unknown"),
+    # a dtype sentence without an architecture is not the GPU's: a setting handed the kernel another type (opened24)
+    ("ValueError: this kernel only supports fp16 and bf16 data type", "incompatible_arguments"),
     (BACKEND_LIST, "incompatible_arguments"),
     ("ValueError: Hybrid attention expects --attention-backend to be one of ['fa3', 'flashinfer']", "incompatible_arguments"),
     ("INFO: the scheduler expects 8 ranks", "unknown"),

@@ -50,7 +50,8 @@ NOT_READY = ("[06-17 13:46:56] Server warmup failed; aborting startup: HTTP serv
     (LONE_NVRTC, "jit_tool_missing"),  # a lone missing libnvrtc stays a JIT's missing toolkit library (030, 242)
     (FLOOR, "unsupported_gpu"),
     ("[2025-02-12 02:56:48 TP0] Compute capability below sm80. Use float16 due to lack of bfloat16 support.", "unknown"),
-    ("This kernel only supports bfloat16 and float16 inputs", "unknown"),
+    # not the GPU's floor: a setting handed the kernel another type (opened24)
+    ("This kernel only supports bfloat16 and float16 inputs", "incompatible_arguments"),
     (OTHERS_NOT_LOADED, "peer_rank_lost"),
     ("[2026-01-05 10:00:00 TP0] Load weight end. type=Qwen3ForCausalLM, avail mem=20.00 GB", "unknown"),
     (ALLREDUCE_IPC, "p2p_unsupported"),
