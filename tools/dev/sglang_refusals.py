@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright: gpufleet.sglang contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """How the startup scanner's rules read SGLang's own refusals: every ``raise X("...")`` and ``assert ..., "..."`` of an
@@ -75,7 +74,7 @@ def default_srt() -> str:
 
 
 def main(argv: List[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--srt", default=default_srt(), help="an installed SGLang's srt/ folder")
     parser.add_argument("--unknown", action="store_true", help="list the messages read as unknown")
     parser.add_argument("folders", nargs="*", help="prefixes under srt/ to count (all when none)")

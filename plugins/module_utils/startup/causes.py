@@ -595,6 +595,10 @@ _ARGS_FRAME_RE = re.compile(  # a frame of the argument checks: not server_args.
     r'File "[^"]*(?:server_args\.py|/arg_groups/[^"]*|server_args_config_parser\.py)", line \d+, in (?!<module>)'
     r"|in (?:check_server_args|prepare_server_args|resolve_once|run_resolution_pipeline)\b"
 )
+# An exception raised in a frame of the argument checks itself (the innermost frame of its traceback).
+_RAISED_BY_ARGS_CHECK_RE = re.compile(
+    r'File "[^"\n]*(?:server_args\.py|/arg_groups/[^"\n]*)", line \d+, in (?!<module>)\w+\n' + _FRAME_BODY
+    + r"(?:ValueError|AssertionError|NotImplementedError|TypeError)\b")
 _ARGS_EXC_RE = re.compile(r"^(?:ValueError|AssertionError|NotImplementedError|TypeError)\b")
 # The phrases of SGLang's argument checks that refuse a combination of settings.
 _ARGS_MSG_RE = re.compile("|".join((
@@ -669,6 +673,8 @@ def decisive(evidence: str) -> Tuple[str, Optional[str], str]:
         return "unknown", None, HINT
     for index, (cause, pattern, strength) in enumerate(_CAUSE_RULES):
         match = pattern.search(evidence)
+        if match and cause == "speculative_decoding_error" and strength == HINT and _RAISED_BY_ARGS_CHECK_RE.search(evidence):
+            continue  # speculative settings refused by the argument checks before any draft loads: a settings clash
         if match and cause == "unknown":
             # a statement that this failure is none of the causes (SGLang disagreeing with itself): what it matched says
             # nothing more, but the rest of the evidence (another traceback of the tier, a line beside it) still may
@@ -770,7 +776,7 @@ _NOTABLE_WORDS = (
     "supported dtypes", ".dtype", "code=137", "status 137", "killed signal", "kernel config", "aclopkernelinit",
     "running arch",
     "out_of_device_memory", "find address", "ifa != nullptr", "no accelerator", "no cuda gpus", "layer type", "tma descriptor",
-    "cutensormapencode", "registration failed", "register memory", "variable 'backend'", "kv pool",
+    "cutensormapencode", "registration failed", "register memory", "variable 'backend'", "kv pool", "nokernelimage",
 )
 
 
@@ -953,6 +959,11 @@ _MOE_OUTPUT_RE = re.compile(r"'(?P<output>\w*(?:Dispatch|Combine)(?:Output|Input
 
 
 def _hint_incompatible_arguments(message: str, phase: Optional[str], evidence: str) -> Optional[str]:  # pylint: disable=unused-argument
+    if "speculative_eagle_topk" in message and "page_size" in message:
+        return ("The speculative settings do not fit the KV cache's layout: a speculative_eagle_topk above 1 with a "
+                "page_size above 1 runs only on the attention backend error_message names. Set speculative_eagle_topk: 1 "
+                "in sglang_server_args (with speculative_num_draft_tokens one more than speculative_num_steps), or page_size: "
+                "1 where the backend allows it, or that attention_backend where this GPU has it.")
     moe = _MOE_OUTPUT_RE.search(message) or _MOE_OUTPUT_RE.search(evidence)
     if moe:
         what = "its check of the dispatch format failed" if moe.group("check") else f"{moe.group('output')} has no {moe.group('attr')}"
