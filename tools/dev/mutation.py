@@ -43,7 +43,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import yaml
 
@@ -562,10 +562,12 @@ def choose_tests(module: Module, coverage: dict) -> None:
             mutant.why = "no test runs line(s) %s" % ", ".join(str(n) for n in sorted(lines))
 
 
-def run_mutants(module: Module, timeout: float, jobs: int) -> None:
-    """Test every untested mutant, ``jobs`` forks at a time; a run past ``timeout`` seconds is killed."""
+def run_mutants(module: Module, timeout: float, jobs: int, done: Optional[Callable[[Mutant], None]] = None) -> None:
+    """Test every untested mutant, ``jobs`` forks at a time; a run past ``timeout`` seconds is killed. ``done`` is
+    told of each mutant as its result comes in (the progress file that lets a stopped run go on)."""
     pending = [m for m in module.mutants if m.status == "untested"]
     running: Dict[int, Tuple[Mutant, float]] = {}
+    tested, total = 0, len(pending)
     while pending or running:
         while pending and len(running) < jobs:
             mutant = pending.pop(0)
@@ -582,6 +584,8 @@ def run_mutants(module: Module, timeout: float, jobs: int) -> None:
                     os.waitpid(other, 0)
                     mutant.status = "timeout"
                     del running[other]
+                    if done:
+                        done(mutant)
             select.select([], [], [], 0.005)
             continue
         if pid not in running:
@@ -595,6 +599,11 @@ def run_mutants(module: Module, timeout: float, jobs: int) -> None:
                              % (module.name, code, code, mutant.line))
         else:
             mutant.status = "killed"  # tests failed (1), collection broke (2), or the process crashed
+        if done:
+            done(mutant)
+        tested += 1
+        if tested % 100 == 0:
+            print("mutation: %s: %d of %d mutants tested" % (module.name, tested, total), flush=True)
 
 
 def fingerprint(module: Module) -> str:
@@ -605,6 +614,45 @@ def fingerprint(module: Module) -> str:
         for item in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
             digest.update(item.relative_to(ROOT).as_posix().encode() + b"\0" + item.read_bytes())
     return digest.hexdigest()
+
+
+def progress_path(module: Module) -> Path:
+    """Where a run in progress notes each mutant's result, so that a run stopped before its end can go on."""
+    return REPORT_DIR / ("%s.progress.jsonl" % module.name.replace("/", "."))
+
+
+def resume(module: Module, tested: str) -> Callable[[Mutant], None]:
+    """Take the results a stopped run of the same source and tests noted (mutants are numbered alike then), start the
+    progress file afresh otherwise, and return what notes each new result. Why: some modules take hours, more than
+    a session may have; the record is still written only when every mutant has a result."""
+    path = progress_path(module)
+    header = {"fingerprint": tested, "mutants": len(module.mutants)}
+    taken = 0
+    if path.exists():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        if lines and json.loads(lines[0]) == header:
+            by_number = {m.index: m for m in module.mutants}
+            for line in lines[1:]:
+                try:
+                    item = json.loads(line)
+                except ValueError:
+                    break  # a line cut when the run was stopped
+                mutant = by_number.get(item["number"])
+                if mutant is not None and mutant.status == "untested":
+                    mutant.status = item["status"]
+                    taken += 1
+    if taken:
+        print("mutation: %s: %d mutants' results taken from the stopped run in %s" % (module.name, taken, path),
+              flush=True)
+    else:
+        REPORT_DIR.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(header) + "\n", encoding="utf-8")
+    handle = path.open("a", encoding="utf-8")
+
+    def note(mutant: Mutant) -> None:
+        handle.write(json.dumps({"number": mutant.index, "status": mutant.status}) + "\n")
+        handle.flush()
+    return note
 
 
 def record_path(module: Module) -> Path:
@@ -713,9 +761,9 @@ def main(argv: List[str]) -> int:
         started = time.monotonic()
         if coverage is not None:
             choose_tests(module, coverage)
-        run_mutants(module, timeout=max(10.0, 10 * seconds), jobs=max(1, args.jobs))
+        run_mutants(module, timeout=max(10.0, 10 * seconds), jobs=max(1, args.jobs), done=resume(module, tested))
         figures = score(module)
-        figures["seconds"] = round(time.monotonic() - started, 1)
+        figures["seconds"] = round(time.monotonic() - started, 1)  # of this run only, when it went on from a stopped one
         figures["selection"] = "coverage" if coverage is not None else "all tests"
         print("%s: %d mutants, %d killed (%d by timeout), %d equivalent, %d survived: %.1f%% (minimum %g%%) in %.0f s"
               " (tests: %s)"
@@ -734,6 +782,7 @@ def main(argv: List[str]) -> int:
                          **({"why": m.why} if m.why else {}),
                          **({"tests": len(m.tests)} if m.tests is not None else {})} for m in module.mutants],
         }, indent=1) + "\n", encoding="utf-8")
+        progress_path(module).unlink(missing_ok=True)
     return finish(rows, failed, warnings)
 
 
