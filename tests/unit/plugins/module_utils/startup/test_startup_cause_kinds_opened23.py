@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.causes import classify
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.causes import classify, hint_for
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.scanner import scan_startup_log
 
 # SGLang's line, then a traceback cut by the paste before its exception line (630's shape).
@@ -82,8 +82,6 @@ def test_a_device_with_an_index_is_a_value_sglang_does_not_take():
 
 
 def test_the_device_hint_names_the_value_when_the_evidence_holds_it():
-    from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.causes import hint_for
-
     hint = hint_for("invalid_arguments", "UnboundLocalError: local variable 'backend' referenced before assignment",
                     "parallel_init", "ServerArgs(device='cuda:7')")
     assert hint.startswith("SGLang's device is cuda:7, but it takes a device type")
