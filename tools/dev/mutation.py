@@ -303,6 +303,73 @@ def enumerate_mutants(module: Module) -> None:
         module.mutants.append(mutant)
 
 
+def rebuild_survivors(module: Module, wanted: List[dict]) -> List[dict]:
+    """Fill module.mutants with the mutants of ``wanted`` (a record's survivors) as the source is now; returns those
+    that no longer match it (the source changed at their line).
+
+    Why not enumerate_mutants: mutmut parses the whole module once per mutant, which for the largest modules takes
+    longer than testing their survivors. Only the mutations on the statements holding a survivor are built here, and
+    each is matched by its first changed line, its original and its mutated text.
+    """
+    source = module.path.read_text(encoding="utf-8")
+    filename = str(module.path)
+    tree = ast.parse(source)
+    near: Set[int] = set()
+    for item in wanted:
+        near |= statement_lines(tree, item["line"])
+    ids = mutmut.list_mutations(mutmut.Context(source=source, filename=filename))
+    codes = [mutmut.mutate(mutmut.Context(source=source, mutation_id=mutation_id, filename=filename))[0]
+             for mutation_id in ids if mutation_id.line_number + 1 in near]
+    for operator in module.operators:
+        codes += [code for code in EXTRA_OPERATORS[operator](source) if set(changed_line_numbers(source, code)) & near]
+    built = {}
+    for code in codes:
+        built.setdefault(changed_lines(source, code), code)
+    gone = []
+    for item in wanted:
+        code = built.get((item["line"], item["source"], item["mutation"]))
+        if code is None:
+            gone.append(item)
+            continue
+        module.mutants.append(Mutant(len(module.mutants), item["line"], item["source"], item["mutation"], code,
+                                     lines=changed_line_numbers(source, code)))
+    return gone
+
+
+def retest_survivors(module: Module, equivalents: List[dict], jobs: int, select: bool) -> List[str]:
+    """Run the survivors of the module's last record against its tests as they are now, and print what they do.
+
+    Why: after a run, tests are written to kill what survived; this checks them on those mutants alone, in minutes,
+    without the hours a whole run of the largest modules takes. The record is left as it is: its score is the
+    score of the run that wrote it.
+    """
+    path = record_path(module)
+    if not path.exists():
+        return ["%s: no record in %s: run it first" % (module.name, path)]
+    record = json.loads(path.read_text(encoding="utf-8"))
+    wanted = [item for item in record["mutants"] if item["status"] == "survived"]
+    gone = rebuild_survivors(module, wanted)
+    mark_equivalents(module, equivalents)  # reviewed since the run; entries for mutants not rebuilt here are not stale
+    rc, seconds, names, coverage = baseline(module, cover=select)
+    if rc != 0:
+        return ["%s: its tests fail without any mutant (pytest exit %d)" % (module.name, rc)]
+    warm_up(names)
+    if coverage is not None:
+        choose_tests(module, coverage)
+    run_mutants(module, timeout=max(10.0, 10 * seconds), jobs=jobs)
+    counts = {status: sum(m.status == status for m in module.mutants) for status in ("killed", "timeout", "equivalent",
+                                                                                     "survived")}
+    print("%s: %d survivors of the run of %s: %d killed now (%d by timeout), %d equivalent, %d still survive, %d no"
+          " longer in the source" % (module.name, len(wanted), record.get("fingerprint", "?")[:12],
+                                     counts["killed"] + counts["timeout"], counts["timeout"], counts["equivalent"],
+                                     counts["survived"], len(gone)), flush=True)
+    print_survivors(module)
+    for item in gone:
+        print("  gone %s:%d: %s -> %s" % (module.path.relative_to(ROOT).as_posix(), item["line"], item["source"],
+                                          item["mutation"]))
+    return []
+
+
 def load_equivalents() -> List[dict]:
     """The reviewed list of equivalent mutants (file, line, mutation, why)."""
     if not EQUIVALENT_FILE.exists():
@@ -716,6 +783,9 @@ def main(argv: List[str]) -> int:
     parser.add_argument("--report", action="store_true",
                         help="run nothing: the table of the last runs (build/mutation/), with the equivalents list as it"
                              " is now; a module whose source or tests changed since its run must be run again")
+    parser.add_argument("--survivors", action="store_true",
+                        help="test only the mutants the module's last run left surviving, against its tests as they are"
+                             " now (to check new tests on them); the record and its score are left as they are")
     parser.add_argument("--no-select", dest="select", action="store_false",
                         help="run every mutant against the module's whole test list, not only the tests that run the"
                              " lines it changes (to compare, or when coverage misleads)")
@@ -732,6 +802,12 @@ def main(argv: List[str]) -> int:
     equivalents = load_equivalents()
     REPORT_DIR.mkdir(parents=True, exist_ok=True)
     rows, failed, warnings = [], [], []
+    if args.survivors:
+        for module in modules:
+            warnings += retest_survivors(module, equivalents, max(1, args.jobs), args.select)
+        for warning in warnings:
+            print("mutation: " + warning, file=sys.stderr)
+        return 0
     if args.report:
         for module in modules:
             stale = load_record(module)
