@@ -111,7 +111,7 @@ _LOADER_EXC = r"(?:AssertionError|KeyError|IndexError)\b"
 _WEIGHT_LOADER_FAILED_RE = re.compile(
     r"File \"[^\"\n]*\", line \d+, in " + _LOADER_FUNCS + r"\n" + _FRAME_BODY
     + r"(?:[ \t]*File \"[^\"\n]*/srt/layers/quantization/[^\"\n]*\", line \d+, in \w+\n" + _FRAME_BODY + r")?" + _LOADER_EXC
-    + r"|(?:^|\n)" + _LOADER_EXC + r"[^\n]*\n(?:(?![ \t]*File \")[^\n]*\n){0,3}?[ \t]*File \"[^\"\n]*\", line \d+, in " + _LOADER_FUNCS + r"\b")
+    + r"|(?:^|(?<=\n))" + _LOADER_EXC + r"[^\n]*\n(?:(?![ \t]*File \")[^\n]*\n){0,3}?[ \t]*File \"[^\"\n]*\", line \d+, in " + _LOADER_FUNCS + r"\b")
 
 # A model path that names a file, not a model directory: transformers' JSON read of it as the config fails (the read
 # goes through the codec's frame, so up to a few lines of frames), or transformers says so itself.

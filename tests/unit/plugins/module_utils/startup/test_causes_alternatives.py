@@ -190,3 +190,11 @@ def test_torch_compile_in_the_capture_gets_its_own_hint():
                 "RuntimeError: Capture cuda graph failed: Triton compile failed")
     assert hint_for("cuda_graph_capture_failed", "Exception: Capture cuda graph failed: Triton compile failed", None,
                     evidence).startswith("torch.compile failed inside the CUDA graph capture: drop enable_torch_compile")
+
+
+def test_an_exception_pasted_above_its_loader_frame_is_the_decided_line():
+    """A paste that puts the exception before the frame it came from: the line shown is the exception, not the one above."""
+    key_error = "KeyError: 'model.layers.0.mlp.experts.w2_weight'"
+    evidence = (f"Traceback (most recent call last):\n{key_error}\n"
+                f'  File "{SITE}/sglang/srt/models/qwen3_moe.py", line 900, in load_weights\n')
+    assert decisive(evidence) == ("unsupported_model_architecture", key_error, "root")
