@@ -540,6 +540,9 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         # the model's loader found the checkpoint short of weights it needs (SGLang's own check after loading)
         r"|load_weights failed because some weights are missing"
         r"|OfflineModeIsEnabled|couldn't connect to 'https://huggingface\.co'|You must be authenticated to access it"
+        # huggingface_hub's own report of a request to the hub (or the HF_ENDPOINT mirror) that the network refused
+        # ("'[Errno 101] Network is unreachable' thrown while requesting HEAD https://huggingface.co/.../x.safetensors")
+        r"|' thrown while requesting (?:HEAD|GET) https?://"
         r"|(?:No such file or directory|FileNotFoundError)[^\n]{0,160}(?:config\.json|\.safetensors|tokenizer)"
         # the model path names a file that is no model directory (a raw .pth/.pt/.bin checkpoint): transformers reads
         # it as the JSON config and cannot (a UnicodeDecodeError or a JSON error under _dict_from_json_file, or its own
@@ -609,6 +612,9 @@ _ARGS_MSG_RE = re.compile("|".join((
     r"[Bb]ackend '[\w.-]+' is not supported by (?:this|the) \w+",
     # a setting that contradicts what the checkpoint's own config says (its quantization method)
     r"specified in the model config \([\w-]+\) does not match",
+    # two backends chosen by settings that have no kernel for each other ("Runner backend
+    # MoeRunnerBackend.FLASHINFER_TRTLLM requires a fused func for a2a backend deepep, but none is registered")
+    r"[Bb]ackend [\w.]+ requires an? [\w ]{1,40}for (?:the )?[\w-]+ backend [\w.-]+",
 )))
 # Any other refusal that names an option in the CLI's dashed form ("--enable-kv-cache-sharding does not support session
 # radix cache yet", "DeepSeek V3.2 prefill CP does not support --cp-strategy zigzag"): the words SGLang's argument checks
@@ -777,6 +783,7 @@ _NOTABLE_WORDS = (
     "running arch",
     "out_of_device_memory", "find address", "ifa != nullptr", "no accelerator", "no cuda gpus", "layer type", "tma descriptor",
     "cutensormapencode", "registration failed", "register memory", "variable 'backend'", "kv pool", "nokernelimage",
+    "thrown while requesting",
 )
 
 

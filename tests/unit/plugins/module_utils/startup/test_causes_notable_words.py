@@ -202,6 +202,8 @@ LINES = (
     ("kv pool", "RuntimeError: The DSV4 SWA pool cap (10752 tokens, 0.23 GB) leaves no room for the full KV pool within the", "gpu_out_of_memory"),
     ("nokernelimage", "Search for `cudaErrorNoKernelImageForDevice' in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html "
      "for more information.", "unsupported_gpu"),
+    ("thrown while requesting", "'ReadTimeout: The read operation timed out' thrown while requesting HEAD https://hf-mirror.example/"
+     "Qwen/Qwen3-8B/resolve/main/model-00001-of-00005.safetensors", "model_unavailable"),
 )
 
 # Words for which no line holds that word alone and passes the rules, each with the reason.
