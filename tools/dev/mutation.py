@@ -308,30 +308,37 @@ def rebuild_survivors(module: Module, wanted: List[dict]) -> List[dict]:
     that no longer match it (the source changed at their line).
 
     Why not enumerate_mutants: mutmut parses the whole module once per mutant, which for the largest modules takes
-    longer than testing their survivors. Only the mutations on the statements holding a survivor are built here, and
-    each is matched by its first changed line, its original and its mutated text.
+    longer than testing their survivors. Only the mutations on the statements that hold a survivor's original text
+    are built here (wherever that text is now: edits above it move it), and each is matched by its original and its
+    mutated text, the nearest to its old line first.
     """
     source = module.path.read_text(encoding="utf-8")
     filename = str(module.path)
     tree = ast.parse(source)
+    lines = [line.strip() for line in source.splitlines()]
     near: Set[int] = set()
     for item in wanted:
-        near |= statement_lines(tree, item["line"])
+        first = item["source"].splitlines()[0] if item["source"] else None
+        for number in ([n for n, text in enumerate(lines, 1) if text == first] if first else [item["line"]]):
+            near |= statement_lines(tree, number)
     ids = mutmut.list_mutations(mutmut.Context(source=source, filename=filename))
     codes = [mutmut.mutate(mutmut.Context(source=source, mutation_id=mutation_id, filename=filename))[0]
              for mutation_id in ids if mutation_id.line_number + 1 in near]
     for operator in module.operators:
         codes += [code for code in EXTRA_OPERATORS[operator](source) if set(changed_line_numbers(source, code)) & near]
-    built = {}
+    built: Dict[Tuple[str, str], List[Tuple[int, str]]] = {}
     for code in codes:
-        built.setdefault(changed_lines(source, code), code)
+        line, old, new = changed_lines(source, code)
+        built.setdefault((old, new), []).append((line, code))
     gone = []
     for item in wanted:
-        code = built.get((item["line"], item["source"], item["mutation"]))
-        if code is None:
+        candidates = built.get((item["source"], item["mutation"]))
+        if not candidates:
             gone.append(item)
             continue
-        module.mutants.append(Mutant(len(module.mutants), item["line"], item["source"], item["mutation"], code,
+        line, code = min(candidates, key=lambda found: abs(found[0] - item["line"]))
+        candidates.remove((line, code))
+        module.mutants.append(Mutant(len(module.mutants), line, item["source"], item["mutation"], code,
                                      lines=changed_line_numbers(source, code)))
     return gone
 
