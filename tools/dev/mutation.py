@@ -793,6 +793,9 @@ def main(argv: List[str]) -> int:
     parser.add_argument("--survivors", action="store_true",
                         help="test only the mutants the module's last run left surviving, against its tests as they are"
                              " now (to check new tests on them); the record and its score are left as they are")
+    parser.add_argument("--tests", nargs="+", metavar="TEST",
+                        help="with --survivors only: run them against these test files instead of the module's list (the"
+                             " survivors passed the whole list as it was; the tests written since are what can kill them)")
     parser.add_argument("--no-select", dest="select", action="store_false",
                         help="run every mutant against the module's whole test list, not only the tests that run the"
                              " lines it changes (to compare, or when coverage misleads)")
@@ -809,8 +812,11 @@ def main(argv: List[str]) -> int:
     equivalents = load_equivalents()
     REPORT_DIR.mkdir(parents=True, exist_ok=True)
     rows, failed, warnings = [], [], []
+    if args.tests and not args.survivors:
+        parser.error("--tests goes with --survivors only: a score is that of the module's whole list")
     if args.survivors:
         for module in modules:
+            module.tests = args.tests or module.tests
             warnings += retest_survivors(module, equivalents, max(1, args.jobs), args.select)
         for warning in warnings:
             print("mutation: " + warning, file=sys.stderr)
