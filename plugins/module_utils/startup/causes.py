@@ -610,8 +610,6 @@ _ARGS_MSG_RE = re.compile("|".join((
     r"mutually exclusive", r"backends? (?:are|is) supported (?:on|for|with)",
     # a backend chosen by a setting that one of the model's layers does not take, with the ones it does
     r"[Bb]ackend '[\w.-]+' is not supported by (?:this|the) \w+",
-    # a setting that contradicts what the checkpoint's own config says (its quantization method)
-    r"specified in the model config \([\w-]+\) does not match",
     # two backends chosen by settings that have no kernel for each other ("Runner backend
     # MoeRunnerBackend.FLASHINFER_TRTLLM requires a fused func for a2a backend deepep, but none is registered")
     r"[Bb]ackend [\w.]+ requires an? [\w ]{1,40}for (?:the )?[\w-]+ backend [\w.-]+",

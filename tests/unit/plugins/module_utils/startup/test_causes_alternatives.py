@@ -33,7 +33,7 @@ ALTERNATIVES = (
     ("/etc/systemd/system/sglang.service:9: Executable path is not absolute, ignoring: python -m sglang.launch_server",
      "systemd_unit_error", "root"),
     # uvicorn binding a privileged port, IPv6: the address tuple keeps "permission denied" far from "bind"
-    ("ERROR:    [Errno 13] error while attempting to bind on address ('2001:db8:85a3:0:0:8a2e:370:7334', 443, 0, 0): "
+    ("ERROR:    [Errno 13] error while attempting to bind on address ('2001:0db8:85a3:0000:0000:8a2e:0370:7334', 443, 0, 0): "
      "permission denied", "bind_permission_denied", "root"),
     ("PermissionError: [Errno 13] Permission denied: bind on port 443", "bind_permission_denied", "root"),
     # the driver stack
@@ -52,6 +52,7 @@ ALTERNATIVES = (
     ("ValueError: The quantization method fp8 is not supported for the current GPU. Minimum capability: 89. Current capability: 86.",
      "unsupported_gpu", "root"),
     ("UserWarning: This version of PyTorch no longer supports this GPU", "unsupported_gpu", "root"),
+    ("RuntimeError: Marlin kernels need compute capability of at least 8.0 (found 7.5)", "unsupported_gpu", "root"),
     # ranks
     ("ncclRemoteError: Connection reset by peer; TCPStore at 10.0.0.1:29500 lost", "peer_rank_lost", "root"),
     ("torch.distributed.DistBackendError: Can't enable access between nodes 0 and 1", "p2p_unsupported", "root"),
@@ -78,6 +79,8 @@ ALTERNATIVES = (
     ("terminate called after throwing an instance of 'std::bad_alloc'", "host_resource_error", "root"),
     # the capture, where it surfaced
     ("RuntimeError: CUDA driver error: CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", "cuda_graph_capture_failed", "surface"),
+    # a sign only: a shard beyond its tensor, without the loader's frame
+    ("RuntimeError: start (4096) + length (4096) exceeds dimension size (6144).", "parallelism_mismatch", "hint"),
     ("You can suppress this exception and fall back to eager by setting:", "cuda_graph_capture_failed", "surface"),
     # the model
     ("OSError: Qwen/Qwen9-72B is not a local folder and is not a valid model identifier listed on 'https://huggingface.co/models'",
@@ -96,8 +99,6 @@ ARGUMENT_CHECKS = (
     "ValueError: Overlap schedule is not supported with pipeline parallelism",
     "ValueError: DP attention is only supported when the attention backend is fa3 or flashinfer",
     "ValueError: disable_cuda_graph and enable_torch_compile are mutually exclusive",
-    "ValueError: Quantization method specified in the model config (fp8) does not match the quantization method specified "
-    "in the `quantization` argument (awq).",
 )
 
 
