@@ -736,6 +736,9 @@ _HARMLESS_RE = re.compile(r"To silence this warning|can be ignored|Skipping impo
                           r"|^Failed to load generation config for ")
 # SGLang's echo of its arguments and of its command line names every option: never evidence.
 _ECHO_RE = re.compile(r"^(?:\[[^\]]*\] )?server_args=|launch_server |sglang serve |^\S*\$ |command: ")
+# ... but systemd quoting the unit's command line in its own refusal ("sglang.service:9: Executable path is not absolute,
+# ignoring: python3 -m sglang.launch_server ...") is systemd speaking, not an echo.
+_SYSTEMD_SAYS_RE = re.compile(r"\.service(?::\d+)?: ")
 
 
 # Words without which no rule can match a line (lower case): a line with none of them is not evidence. The rules are
@@ -798,7 +801,7 @@ def notable_by_rules(line: str) -> bool:
     """:func:`is_notable` without its gate of words: what the rules alone say (tests hold the two equal on real logs).
 
     Cached: the ranks of one server print the same lines, and a pure function of a line may remember its answer."""
-    if _ECHO_RE.search(line) or _HARMLESS_RE.search(line):
+    if (_ECHO_RE.search(line) and not _SYSTEMD_SAYS_RE.search(line)) or _HARMLESS_RE.search(line):
         return False
     cause, _line, strength = decisive(line)
     return cause != "unknown" and strength != HINT and not _IMPORT_ERROR_RE.search(line)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.causes import decisive, hint_for, notable_by_rules
+from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.causes import decisive, hint_for, is_notable, notable_by_rules
 
 SITE = "/usr/local/lib/python3.10/dist-packages"
 
@@ -199,3 +199,11 @@ def test_an_exception_pasted_above_its_loader_frame_is_the_decided_line():
     evidence = (f"Traceback (most recent call last):\n{key_error}\n"
                 f'  File "{SITE}/sglang/srt/models/qwen3_moe.py", line 900, in load_weights\n')
     assert decisive(evidence) == ("unsupported_model_architecture", key_error, "root")
+
+
+def test_systemd_quoting_the_unit_s_command_line_is_evidence_not_an_echo():
+    """The echo of SGLang's own command line is never evidence; systemd's refusal that quotes it is."""
+    refusal = ("/etc/systemd/system/sglang-main.service:9: Executable path is not absolute, ignoring: python3 -m "
+               "sglang.launch_server --model-path /models/qwen")
+    assert is_notable(refusal) and decisive(refusal)[0] == "systemd_unit_error"
+
