@@ -30,11 +30,9 @@ from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.scanner im
 CORPUS = os.path.join(ROOT, "tests", "data", "startup_corpus")
 
 
-def deciding_line(text: str) -> "tuple[str, str | None]":
-    """(the cause, the line that decided it) for a log read as the launch reads a failed start once its exit is known.
-
-    Reads the scanner's evidence the way its verdict does (its tiers, then the rules): the scanner returns the cause,
-    not the line, so this reaches into it (a development tool, not an interface)."""
+def ended_scanner(text: str) -> StartupLogScanner:
+    """The scanner after a whole log, read as the launch reads a failed start once its exit is known (as
+    scan_startup_log sets it up); the development tools that reach into its evidence start here."""
     lines = text.splitlines()
     margin = PasteMargin(lines)
     scanner = StartupLogScanner(wrap_width=wrap_width([margin.strip(line) for line in lines]), margin=margin.margin)
@@ -42,6 +40,15 @@ def deciding_line(text: str) -> "tuple[str, str | None]":
         scanner.feed(line)
     scanner.flush()
     scanner.close(exited=True)
+    return scanner
+
+
+def deciding_line(text: str) -> "tuple[str, str | None]":
+    """(the cause, the line that decided it) for a log read as the launch reads a failed start once its exit is known.
+
+    Reads the scanner's evidence the way its verdict does (its tiers, then the rules): the scanner returns the cause,
+    not the line, so this reaches into it (a development tool, not an interface)."""
+    scanner = ended_scanner(text)
     tiers = scanner._tiers(scanner._evidence_traceback())  # pylint: disable=protected-access
     cause, line, _tier = cause_in_tiers(tiers, "\n".join(scanner._import_errors))  # pylint: disable=protected-access
     return cause, line

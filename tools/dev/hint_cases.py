@@ -23,8 +23,7 @@ sys.path.insert(0, os.path.join(ROOT, "build", "collections"))
 
 # pylint: disable=wrong-import-position
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.causes import hint_for  # noqa: E402
-from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.lines import PasteMargin, wrap_width  # noqa: E402
-from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.scanner import StartupLogScanner  # noqa: E402
+from deciding_lines import ended_scanner  # noqa: E402  pylint: disable=import-error  (tools/dev, this folder)
 
 CORPUS = os.path.join(ROOT, "tests", "data", "startup_corpus")
 
@@ -32,13 +31,7 @@ CORPUS = os.path.join(ROOT, "tests", "data", "startup_corpus")
 def hint_inputs(text: str) -> "tuple[str, str, str, str]":
     """(cause, error message, phase, evidence) as the scanner hands them to hint_for for a failed start once its exit is
     known: the scanner returns the hint, not its inputs, so this reaches into it (a development tool, not an interface)."""
-    lines = text.splitlines()
-    margin = PasteMargin(lines)
-    scanner = StartupLogScanner(wrap_width=wrap_width([margin.strip(line) for line in lines]), margin=margin.margin)
-    for line in lines:
-        scanner.feed(line)
-    scanner.flush()
-    scanner.close(exited=True)
+    scanner = ended_scanner(text)
     _tb, cause, message, _fatal, evidence = scanner._decision or scanner._decide()  # pylint: disable=protected-access
     result = scanner.result()
     phase = result["phase"]

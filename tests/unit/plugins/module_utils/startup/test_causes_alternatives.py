@@ -206,4 +206,3 @@ def test_systemd_quoting_the_unit_s_command_line_is_evidence_not_an_echo():
     refusal = ("/etc/systemd/system/sglang-main.service:9: Executable path is not absolute, ignoring: python3 -m "
                "sglang.launch_server --model-path /models/qwen")
     assert is_notable(refusal) and decisive(refusal)[0] == "systemd_unit_error"
-
