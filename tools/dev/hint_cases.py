@@ -23,7 +23,8 @@ sys.path.insert(0, os.path.join(ROOT, "build", "collections"))
 
 # pylint: disable=wrong-import-position
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.causes import hint_for  # noqa: E402
-from deciding_lines import ended_scanner  # noqa: E402  pylint: disable=import-error  (tools/dev, this folder)
+# deciding_lines sits in this folder (tools/dev), which is on sys.path when this script runs.
+from deciding_lines import ended_scanner  # noqa: E402  pylint: disable=import-error
 
 CORPUS = os.path.join(ROOT, "tests", "data", "startup_corpus")
 
