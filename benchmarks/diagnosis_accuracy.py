@@ -9,9 +9,9 @@ scans every log with the scanner the launch module runs (``plugins/module_utils/
 * a successful start (``ready``, ``ready_runtime_error``, ``ready_shutdown``) is scanned without an exit (the
   server went on serving, or its end came after ready); it is "called failed" when the verdict is ``failed``.
 
-Per split (``dev``: the patterns were written on it; ``opened`` to ``opened27``: the test splits in the order they
+Per split (``dev``: the patterns were written on it; ``opened`` to ``opened28``: the test splits in the order they
 were collected, each measured once as ``test`` before any pattern was written for it, then opened for development
-(each one's measurement is in docs/startup-failure-causes.md); ``test``: the next held-out split (674 and later),
+(each one's measurement is in docs/startup-failure-causes.md); ``test``: the next held-out split (681 and later),
 collected after the scanner, never tuned on (empty until its rows are added);
 ``constructed``: logs built from SGLang's and systemd's strings for labels without a public log) and per cause:
 detection, cause accuracy, successes called failed, and the list of misses (file, label, verdict, cause, error
@@ -19,7 +19,7 @@ message). ``scan_pace`` is the scanner's own speed on the chosen splits' logs, f
 
     benchmarks/diagnosis_accuracy.py [--split SPLIT] [--corpus DIR]
 
-SPLIT: dev, opened, opened2 to opened27, test, constructed, or all (the default).
+SPLIT: dev, opened, opened2 to opened28, test, constructed, or all (the default).
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ CORPUS = ROOT / "tests" / "data" / "startup_corpus"
 SUCCESS_OUTCOMES = ("ready", "ready_runtime_error", "ready_shutdown")
 SPLITS = ("dev", "opened", "opened2", "opened3", "opened4", "opened5", "opened6", "opened7", "opened8", "opened9", "opened10",
           "opened11", "opened12", "opened13", "opened14", "opened15", "opened16", "opened17", "opened18", "opened19", "opened20", "opened21",
-          "opened22", "opened23", "opened24", "opened25", "opened26", "opened27",
+          "opened22", "opened23", "opened24", "opened25", "opened26", "opened27", "opened28",
           "test", "constructed")
 
 

@@ -476,6 +476,9 @@ _CAUSE_RULES: Tuple[Tuple[str, Pattern[str], str], ...] = (
         r"|transfer_engine\.py\", line \d+, in initialize\n(?:[^\n]*\n){0,4}?[^\n]*Address family not supported by protocol"
         # Gloo told to use a network interface this node has no address on (GLOO_SOCKET_IFNAME)
         r"|Unable to find address for: \S+|gloo/transport/tcp/device\.cc:\d+\] ifa != nullptr"
+        # a process group made without a backend for the tensors' device (NCCL only, by a framework that runs SGLang
+        # in its own processes), while SGLang sends Python objects between the ranks over CPU tensors
+        r"|No backend type associated with device type \w+"
         # DeepEP's buffer sets up NVSHMEM across the ranks (and nodes): a failure there is the ranks not meeting
         r"|\bnvshmem\w*\([^\n]*\)[^\n]{0,40}== 0'|NVSHMEM (?:ERROR|error)|nvshmem\w* (?:failed|error)"
         # NVSHMEM's own C-level lines, without a Python traceback: its bootstrap between the ranks returned an error, and
@@ -782,7 +785,7 @@ _NOTABLE_WORDS = (
     "status 137", "killed signal", "kernel config", "aclopkernelinit", "running arch", "out_of_device_memory",
     "ifa != nullptr", "no accelerator", "no cuda gpus", "layer type", "tma descriptor", "cutensormapencode",
     "registration failed", "register memory", "variable 'backend'", "kv pool", "nokernelimage",
-    "thrown while requesting",
+    "thrown while requesting", "no backend type",
 )
 
 
@@ -1414,6 +1417,12 @@ _CASE_HINTS: Dict[str, Tuple[Tuple[Callable[[str, str], bool], str], ...]] = {
           "sglang_server_env to the RoCE v2 GID of the NIC (show_gids), name the devices with "
           "disaggregation_ib_device, and check them with ibv_devinfo on every node; the transfer test of Mooncake "
           "confirms it before SGLang starts.")),
+        (lambda message, evidence: "No backend type associated with device type" in evidence,
+         ("The process group the ranks used has no backend for the device of the tensors sent over it: torch.distributed "
+          "was initialised with NCCL alone, while SGLang sends Python objects between its ranks as CPU tensors (this "
+          "happens when a framework, an RL trainer for example, starts SGLang inside processes whose process group it made "
+          "itself). Initialise that process group with backend 'cpu:gloo,cuda:nccl' (gloo for CPU tensors, NCCL for CUDA "
+          "ones), or let SGLang make its own process group as launch_server does.")),
         (lambda message, evidence: "nvshmem" in evidence.lower() or "deep_ep" in evidence or "DeepEP" in evidence,
          ("DeepEP's ranks could not reach each other (NVSHMEM set up when its buffer is created with the model, or a "
           "handshake at the first dispatch that timed out): check "

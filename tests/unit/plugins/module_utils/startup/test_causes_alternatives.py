@@ -70,6 +70,7 @@ ALTERNATIVES = (
     ("RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error",
      "distributed_init_failed", "root"),
     ("RuntimeError: [rank0]: wait timeout after 600000ms, keys: /default_pg/0//cuda//0", "distributed_init_failed", "root"),
+    ("RuntimeError: No backend type associated with device type cpu", "distributed_init_failed", "root"),
     (f'  File "{SITE}/rpyc/core/netref.py", line 240, in __call__\n    return syncreq(_self, consts.HANDLE_CALL, args, kwargs)\n'
      "TimeoutError: result expired", "distributed_init_failed", "root"),
     # the host

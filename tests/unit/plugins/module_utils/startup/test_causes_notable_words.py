@@ -204,6 +204,7 @@ LINES = (
      "for more information.", "unsupported_gpu"),
     ("thrown while requesting", "'ReadTimeout: The read operation timed out' thrown while requesting HEAD https://hf-mirror.example/"
      "Qwen/Qwen3-8B/resolve/main/model-00001-of-00005.safetensors", "model_unavailable"),
+    ("no backend type", "RuntimeError: No backend type associated with device type cpu", "distributed_init_failed"),
 )
 
 # Words for which no line holds that word alone and passes the rules, each with the reason.
