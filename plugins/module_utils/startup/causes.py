@@ -884,7 +884,8 @@ _HINTS = {
 }
 
 
-# vLLM's options that SGLang does not know, and the sglang_server_args key that does the same (docs/reference/sglang.md).
+# vLLM's options that SGLang does not know, and the sglang_server_args key that does the same
+# (docs/startup-failure-causes.md, invalid_arguments).
 _VLLM_EQUIVALENTS = {
     "gpu_memory_utilization": "mem_fraction_static",
     "max_model_len": "context_length",
