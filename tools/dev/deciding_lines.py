@@ -43,6 +43,14 @@ def ended_scanner(text: str) -> StartupLogScanner:
     return scanner
 
 
+def write_corpus_json(name: str, items: list) -> None:
+    """Write a reviewed list next to the corpus (non-ASCII escaped: the texts stay as they are, the file plain)."""
+    with open(os.path.join(CORPUS, name), "w", encoding="utf-8") as handle:
+        json.dump(items, handle, indent=1)
+        handle.write("\n")
+    print("%s: %d entries" % (name, len(items)))
+
+
 def deciding_line(text: str) -> "tuple[str, str | None]":
     """(the cause, the line that decided it) for a log read as the launch reads a failed start once its exit is known.
 
@@ -66,10 +74,7 @@ def main() -> int:
         cause, line = deciding_line(text)
         if cause == row["cause"] and line and decisive(line)[0] == cause and line in text:
             found.append({"file": row["file"], "line": line})
-    with open(os.path.join(CORPUS, "deciding_lines.json"), "w", encoding="utf-8") as handle:
-        json.dump(found, handle, indent=1)  # non-ASCII escaped: the lines stay as they are, the file plain
-        handle.write("\n")
-    print("deciding_lines.json: %d lines" % len(found))
+    write_corpus_json("deciding_lines.json", found)
     return 0
 
 

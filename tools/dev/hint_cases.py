@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.join(ROOT, "build", "collections"))
 # pylint: disable=wrong-import-position
 from ansible_collections.gpufleet.sglang.plugins.module_utils.startup.causes import hint_for  # noqa: E402
 # deciding_lines sits in this folder (tools/dev), which is on sys.path when this script runs.
-from deciding_lines import ended_scanner  # noqa: E402  pylint: disable=import-error
+from deciding_lines import ended_scanner, write_corpus_json  # noqa: E402  pylint: disable=import-error
 
 CORPUS = os.path.join(ROOT, "tests", "data", "startup_corpus")
 
@@ -59,10 +59,7 @@ def main() -> int:
         if hint not in best or size < best[hint][0]:
             best[hint] = (size, case)
     cases = sorted((case for _size, case in best.values()), key=lambda case: case["file"])
-    with open(os.path.join(CORPUS, "hint_cases.json"), "w", encoding="utf-8") as handle:
-        json.dump(cases, handle, indent=1)  # non-ASCII escaped: the texts stay as they are, the file plain
-        handle.write("\n")
-    print("hint_cases.json: %d hints" % len(cases))
+    write_corpus_json("hint_cases.json", cases)
     return 0
 
 
