@@ -793,9 +793,10 @@ def main(argv: List[str]) -> int:
     parser.add_argument("--survivors", action="store_true",
                         help="test only the mutants the module's last run left surviving, against its tests as they are"
                              " now (to check new tests on them); the record and its score are left as they are")
-    parser.add_argument("--tests", nargs="+", metavar="TEST",
-                        help="with --survivors only: run them against these test files instead of the module's list (the"
-                             " survivors passed the whole list as it was; the tests written since are what can kill them)")
+    parser.add_argument("--tests", action="append", metavar="TEST",
+                        help="with --survivors only, once per test file: run them against these files instead of the"
+                             " module's list (the survivors passed the whole list as it was; the tests written since are"
+                             " what can kill them). One file each, so that a module named after it is not taken for one")
     parser.add_argument("--no-select", dest="select", action="store_false",
                         help="run every mutant against the module's whole test list, not only the tests that run the"
                              " lines it changes (to compare, or when coverage misleads)")
